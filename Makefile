@@ -1,0 +1,118 @@
+# From Matmul to MNIST. `make help` lists everything.
+#
+#   make                  build every stage, quick benchmarks, plots, the book
+#   make test             build and run every test
+#   make stage-04 bench   one stage, one target (build bench test run plot
+#                         assignment grade clean)
+
+ROOT := .
+STAGES := $(sort $(wildcard stages/[0-9][0-9]_*))
+STAGE_NUMS := $(foreach s,$(STAGES),$(firstword $(subst _, ,$(notdir $(s)))))
+
+# `make stage-NN target...`: hand the other goals to that stage's Makefile.
+ifneq ($(filter stage-%,$(firstword $(MAKECMDGOALS))),)
+
+STAGE_GOAL := $(firstword $(MAKECMDGOALS))
+STAGE_TARGETS := $(wordlist 2,$(words $(MAKECMDGOALS)),$(MAKECMDGOALS))
+STAGE_DIR := $(wildcard stages/$(patsubst stage-%,%,$(STAGE_GOAL))_*)
+
+$(STAGE_GOAL):
+	@if [ -z "$(STAGE_DIR)" ]; then \
+	  echo "error: no stage '$(patsubst stage-%,%,$(STAGE_GOAL))'; there are: $(STAGE_NUMS)" >&2; \
+	  exit 2; fi
+	@$(MAKE) --no-print-directory -C $(STAGE_DIR) $(or $(STAGE_TARGETS),build)
+
+$(STAGE_TARGETS):
+	@:
+
+else
+
+include common/build.mk
+include tools/book.mk
+
+.PHONY: all deps test-deps build bench plots book check-book datasets help clean \
+        test test-neon
+
+all: deps
+	@for s in $(STAGES); do $(MAKE) --no-print-directory -C $$s build || exit 1; done
+	@$(MAKE) --no-print-directory bench QUICK=1
+	@$(MAKE) --no-print-directory plots
+	@$(MAKE) --no-print-directory book
+	@echo
+	@echo "the book:  build/book/book.html (also book.epub, book.pdf)"
+	@echo "the plots: build/plots/"
+	@echo "the data:  build/results/"
+
+deps:
+	@echo "checking what the build needs:"
+	@tools/deps.sh all
+
+test-deps:
+	@echo "checking what the tests need:"
+	@tools/deps.sh test
+
+build:
+	@for s in $(STAGES); do $(MAKE) --no-print-directory -C $$s build || exit 1; done
+
+bench:
+	@for s in $(STAGES); do $(MAKE) --no-print-directory -C $$s bench || exit 1; done
+
+# One test program holds every stage's tests and the common ones, built with
+# the sanitizers and -Werror, so `make test` ends with one Criterion summary.
+# The kernels of every stage are compiled in; the stage drivers are not.
+TEST_STAGE_SRCS := $(filter-out $(wildcard stages/*/bench_*.c stages/*/run_*.c),\
+                   $(wildcard stages/*/*.c))
+TEST_SRCS := $(wildcard tests/test_*.c)
+TEST_OBJS := $(patsubst %.c,$(BUILD)/obj/$(notdir $(CC))-test/all/%.o,$(TEST_STAGE_SRCS) $(TEST_SRCS))
+TEST_ALL := $(BUILD)/test-all-$(notdir $(CC))
+
+test: test-deps
+	@$(MAKE) --no-print-directory MODE=test test-build
+	@$(MAKE) --no-print-directory test-neon
+	@PEAK_CACHE= $(TEST_ALL) $(if $(TASK),--filter 'task_$(subst .,_,$(TASK))/*')
+
+test-build: $(TEST_ALL)
+
+$(BUILD)/obj/$(notdir $(CC))-$(MODE)/all/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(isa_flags) -I$(dir $<) $(addprefix -I,$(STAGES)) -MMD -MP -c $< -o $@
+
+$(TEST_ALL): $(TEST_OBJS) $(COMMON_OBJS)
+	$(CC) $(LDFLAGS) $^ -lcriterion $(LDLIBS) -o $@
+
+-include $(wildcard $(BUILD)/obj/*/all/*/*.d $(BUILD)/obj/*/all/*/*/*.d)
+
+# NEON code, cross-built for AArch64 and run under qemu, when both are here.
+test-neon:
+	@tools/test-neon.sh
+
+datasets:
+	@echo "datasets: nothing to fetch yet (see datasets/README.md)"
+
+clean:
+	rm -rf build
+
+help:
+	@echo "From Matmul to MNIST"
+	@echo
+	@echo "  make                 the main job: check dependencies, build every stage,"
+	@echo "                       run the quick benchmarks, draw the plots, build the book"
+	@echo "  make test            build and run every test (sanitizers, -Werror)"
+	@echo "  make stage-NN [T]    one stage (NN in: $(STAGE_NUMS)); T is one of"
+	@echo "                         build  bench  test  run  plot  assignment  grade  clean"
+	@echo "                       e.g. make stage-01 bench, make stage-01 test TASK=1.2"
+	@echo "  make bench [FULL=1]  every stage's benchmark (FULL=1: the long size sweep)"
+	@echo "  make plots           GFLOPS plots from your results, else the reference ones"
+	@echo "  make book            build/book/book.html, book.epub, book.pdf"
+	@echo "  make check-book      fail on a missing listing, file or results CSV"
+	@echo "  make datasets        fetch the datasets the training chapters use"
+	@echo "  make clean           remove build/"
+	@echo
+	@echo "knobs (passed to the bench drivers):"
+	@echo "  THREADS=N  SIZES=256,512  SHAPES=128x10x256,...  REPS=R  ISA=scalar|avx2|avx512|neon"
+	@echo "  KERNELS=a,b  QUICK=1  FULL=1  TASK=N.M (tests)  CC=clang"
+	@echo
+	@echo "OpenBLAS's best path on machines that set OPENBLAS_CORETYPE:"
+	@echo "  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE make stage-05 bench"
+
+endif

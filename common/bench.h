@@ -1,0 +1,80 @@
+#ifndef BENCH_H
+#define BENCH_H
+
+#include <stdio.h>
+
+#include "cpu.h"
+#include "mat.h"
+
+// The benchmark harness every stage's driver uses. A driver lists its
+// kernels and calls bench_main; the harness parses the flags of design.md,
+// checks each kernel against a double-precision reference, times it against
+// OpenBLAS and the machine's peak in the same run, and writes the CSV and a
+// readable table.
+
+// C = A·B, row-major; A is m×k (lda ≥ k), B is k×n (ldb ≥ n), C is m×n (ldc ≥ n).
+// A kernel overwrites C: it must not assume anything about C's old contents.
+typedef void (*bench_matmul_fn)(int m, int n, int k, const float *A, int lda,
+                                const float *B, int ldb, float *C, int ldc);
+
+struct bench_kernel {
+    const char *name;
+    enum isa isa;
+    int threaded;  // 1: runs on --threads threads; 0: always on one
+    bench_matmul_fn fn;
+};
+
+struct bench_stage {
+    const char *name;  // "stage-01": names the CSV's rows and the table
+    const struct bench_kernel *kernels;
+    int nkernels;
+    const char *sizes;        // default --sizes
+    const char *quick_sizes;  // --sizes under --quick
+};
+
+#define BENCH_MAX_SHAPES 64
+
+struct bench_shape {
+    int m, n, k;
+};
+
+struct bench_options {
+    struct bench_shape shapes[BENCH_MAX_SHAPES];
+    int nshapes;
+    int threads;
+    int reps;
+    const char *kernels;  // comma-separated names, or NULL for all
+    int force_isa;        // run only the kernels of `isa`
+    enum isa isa;
+    const char *csv;  // NULL: table only; "-": CSV on stdout, table on stderr
+    int quick;
+    int append;       // add rows to an existing CSV: no header, no OpenBLAS rows
+    const char *tag;  // appended to kernel names, e.g. "-O0"
+};
+
+// Parses argv into *o. Returns 0, or 2 after printing the problem and the
+// usage to stderr (so `return bench_parse(...)` is a correct exit status),
+// or 1 after printing the usage for --help.
+int bench_parse(const struct bench_stage *stage, int argc, char **argv,
+                struct bench_options *o);
+
+// Runs the benchmark; returns the process exit status (0, or 1 when a
+// kernel gives a wrong result or memory runs out).
+int bench_run(const struct bench_stage *stage, const struct bench_options *o);
+
+// bench_parse then bench_run: a driver's whole main.
+int bench_main(const struct bench_stage *stage, int argc, char **argv);
+
+// Runs fn once on random m×n×k matrices whose leading dimensions are `pad`
+// wider than needed, with C filled with NaN first (so an element left
+// unwritten shows), and compares C with the double-precision reference.
+// Returns the check; ratio > 1 means wrong. ratio is -1 when out of memory.
+struct mat_check bench_check_kernel(bench_matmul_fn fn, int m, int n, int k, int pad);
+
+// The median of n timings; sorts t in place.
+double bench_median(double *t, int n);
+
+// The `#` lines that describe this machine, then the column header row.
+void bench_write_header(FILE *f, const char *stage, int threads);
+
+#endif

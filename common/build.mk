@@ -1,0 +1,50 @@
+# Compile rules shared by every stage Makefile (and the top-level one).
+# The includer sets ROOT (the repository root, relative or absolute).
+#
+# MODE=release (default) builds for benchmarks; MODE=test adds the
+# sanitizers and -Werror. Objects go under build/obj/<compiler>-<mode>/ so
+# gcc, clang and the two modes never mix.
+
+ifeq ($(origin CC),default)
+  CC := gcc
+endif
+MODE ?= release
+BUILD := $(ROOT)/build
+OBJ := $(BUILD)/obj/$(notdir $(CC))-$(MODE)
+ARCH := $(shell $(CC) -dumpmachine 2>/dev/null | cut -d- -f1)
+
+WARN := -Wall -Wextra -Wpedantic $(if $(WERROR),-Werror)
+CFLAGS_BASE := -std=c17 -g -fopenmp -I$(ROOT)/common $(WARN)
+SANITIZE := -fsanitize=address,undefined
+ifeq ($(MODE),test)
+  CFLAGS_MODE := -O1 -Werror $(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer
+  LDFLAGS := $(SANITIZE)
+else
+  CFLAGS_MODE := -O2
+  LDFLAGS :=
+endif
+OPT ?=
+CFLAGS := $(CFLAGS_BASE) $(CFLAGS_MODE)
+LDLIBS := -fopenmp -lopenblas -lm
+
+# Each ISA's code lives in files named *_avx2.c, *_avx512.c, *_neon.c and is
+# built with that ISA's flags only; the program picks a path at run time.
+ifeq ($(ARCH),x86_64)
+  ISA_avx2 := -mavx2 -mfma
+  ISA_avx512 := -mavx512f -mfma
+endif
+isa_flags = $(if $(filter %_avx512.c,$<),$(ISA_avx512),$(if $(filter %_avx2.c,$<),$(ISA_avx2)))
+# The scalar peak must stay scalar: no auto-vectorization.
+extra_flags = $(if $(filter %peak_scalar.c,$<),-fno-tree-vectorize)
+
+COMMON_SRCS := $(wildcard $(ROOT)/common/*.c)
+COMMON_OBJS := $(patsubst $(ROOT)/common/%.c,$(OBJ)/common/%.o,$(COMMON_SRCS))
+
+# The CSV header records how the code was compiled.
+$(OBJ)/common/bench.o: BENCH_DEF = -DBENCH_CFLAGS='"$(CFLAGS_MODE) $(OPT)"'
+
+$(OBJ)/common/%.o: $(ROOT)/common/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(isa_flags) $(extra_flags) $(BENCH_DEF) -MMD -MP -c $< -o $@
+
+-include $(wildcard $(OBJ)/common/*.d)

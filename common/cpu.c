@@ -1,0 +1,189 @@
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cpu.h"
+
+static const char *isa_names[ISA_COUNT] = {"scalar", "avx2", "avx512", "neon"};
+
+const char *isa_name(enum isa isa)
+{
+    return isa >= 0 && isa < ISA_COUNT ? isa_names[isa] : "?";
+}
+
+int isa_parse(const char *name, enum isa *out)
+{
+    for (int i = 0; i < ISA_COUNT; i++)
+        if (strcmp(name, isa_names[i]) == 0) {
+            *out = (enum isa)i;
+            return 0;
+        }
+    return -1;
+}
+
+int isa_supported(enum isa isa)
+{
+    switch (isa) {
+    case ISA_SCALAR:
+        return 1;
+#if defined(__x86_64__)
+    case ISA_AVX2:
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case ISA_AVX512:
+        return __builtin_cpu_supports("avx512f");
+#endif
+#if defined(__aarch64__)
+    case ISA_NEON:
+        return 1;  // Advanced SIMD is mandatory on AArch64
+#endif
+    default:
+        return 0;
+    }
+}
+
+enum isa isa_best(void)
+{
+    enum isa order[] = {ISA_AVX512, ISA_AVX2, ISA_NEON};
+    for (int i = 0; i < 3; i++)
+        if (isa_supported(order[i]))
+            return order[i];
+    return ISA_SCALAR;
+}
+
+int isa_lanes(enum isa isa)
+{
+    switch (isa) {
+    case ISA_AVX2:
+        return 8;
+    case ISA_AVX512:
+        return 16;
+    case ISA_NEON:
+        return 4;
+    default:
+        return 1;
+    }
+}
+
+static char model[128];
+
+const char *cpu_model(void)
+{
+    if (model[0])
+        return model;
+    snprintf(model, sizeof model, "unknown CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return model;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        // x86 says "model name", some AArch64 kernels say "Model" or nothing.
+        if (strncmp(line, "model name", 10) == 0 || strncmp(line, "Model", 5) == 0) {
+            char *colon = strchr(line, ':');
+            if (!colon)
+                continue;
+            char *s = colon + 1;
+            while (*s == ' ' || *s == '\t')
+                s++;
+            s[strcspn(s, "\n")] = '\0';
+            if (*s) {
+                snprintf(model, sizeof model, "%s", s);
+                break;
+            }
+        }
+    }
+    fclose(f);
+    return model;
+}
+
+int cpu_count(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+// "48K", "1024K", "32M" as sysfs writes them.
+static long parse_size(const char *s)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*end == 'K')
+        v *= 1024;
+    else if (*end == 'M')
+        v *= 1024 * 1024;
+    return v;
+}
+
+static int read_line(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    int ok = fgets(buf, (int)size, f) != NULL;
+    fclose(f);
+    buf[strcspn(buf, "\n")] = '\0';
+    return ok ? 0 : -1;
+}
+
+static void caches_from_sysfs(struct cpu_caches *c)
+{
+    for (int index = 0; index < 8; index++) {
+        char path[128], level[16], type[32], size[32];
+        const char *dir = "/sys/devices/system/cpu/cpu0/cache/index";
+        snprintf(path, sizeof path, "%s%d/level", dir, index);
+        if (read_line(path, level, sizeof level) != 0)
+            break;
+        snprintf(path, sizeof path, "%s%d/type", dir, index);
+        if (read_line(path, type, sizeof type) != 0 || strcmp(type, "Instruction") == 0)
+            continue;
+        snprintf(path, sizeof path, "%s%d/size", dir, index);
+        if (read_line(path, size, sizeof size) != 0)
+            continue;
+        long bytes = parse_size(size);
+        if (level[0] == '1')
+            c->l1d = bytes;
+        else if (level[0] == '2')
+            c->l2 = bytes;
+        else if (level[0] == '3')
+            c->l3 = bytes;
+        snprintf(path, sizeof path, "%s%d/coherency_line_size", dir, index);
+        if (read_line(path, size, sizeof size) == 0 && atol(size) > 0)
+            c->line = atol(size);
+    }
+}
+
+static void caches_from_sysconf(struct cpu_caches *c)
+{
+#if defined(_SC_LEVEL1_DCACHE_SIZE)
+    if (c->l1d <= 0)
+        c->l1d = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+    if (c->l2 <= 0)
+        c->l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    if (c->line <= 0)
+        c->line = sysconf(_SC_LEVEL1_DCACHE_LINESIZE);
+    // Some hypervisors report the whole machine's L3 here; sysfs is preferred.
+    if (c->l3 <= 0)
+        c->l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+#else
+    (void)c;
+#endif
+}
+
+struct cpu_caches cpu_caches(void)
+{
+    struct cpu_caches c = {0, 0, 0, 0, 0};
+    caches_from_sysfs(&c);
+    caches_from_sysconf(&c);
+    // Sizes of a typical desktop core of the last decade.
+    long fallback[3] = {32 * 1024, 512 * 1024, 8 * 1024 * 1024};
+    long *level[3] = {&c.l1d, &c.l2, &c.l3};
+    for (int i = 0; i < 3; i++)
+        if (*level[i] <= 0) {
+            *level[i] = fallback[i];
+            c.assumed = 1;
+        }
+    if (c.line <= 0)
+        c.line = 64;
+    return c;
+}

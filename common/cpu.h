@@ -1,0 +1,32 @@
+#ifndef CPU_H
+#define CPU_H
+
+// The instruction sets our kernels are written for. One binary holds every
+// x86-64 path and picks at run time, so it runs on any x86-64 machine.
+enum isa { ISA_SCALAR, ISA_AVX2, ISA_AVX512, ISA_NEON, ISA_COUNT };
+
+const char *isa_name(enum isa isa);
+// 0 and *out set when name is "scalar", "avx2", "avx512" or "neon"; -1 otherwise.
+int isa_parse(const char *name, enum isa *out);
+// 1 when this CPU (and this build) can run code for isa.
+int isa_supported(enum isa isa);
+// The widest supported one: what "the machine's peak" is measured with.
+enum isa isa_best(void);
+// float lanes in one vector register of isa.
+int isa_lanes(enum isa isa);
+
+// "AMD EPYC 9R45" or similar; "unknown CPU" when the system does not say.
+const char *cpu_model(void);
+int cpu_count(void);
+
+// Data cache sizes in bytes as the system reports them (sysfs, then sysconf);
+// a level the system does not report is filled with a typical size and
+// `assumed` set, so callers can say so.
+struct cpu_caches {
+    long l1d, l2, l3;
+    long line;
+    int assumed;
+};
+struct cpu_caches cpu_caches(void);
+
+#endif

@@ -1,0 +1,191 @@
+#define _POSIX_C_SOURCE 200809L
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "peak.h"
+#include "timer.h"
+
+// listing: clock
+// A chain of dependent integer adds runs at exactly one add per cycle on
+// every core we know, which makes it a clock we can read from user space.
+static double add_chain_cycles(long iters)
+{
+#if defined(__x86_64__) || defined(__aarch64__)
+    long x = 0;
+    for (long i = 0; i < iters; i++) {
+#if defined(__x86_64__)
+        __asm__ volatile("add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+                         "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0"
+                         : "+r"(x));
+#else
+        __asm__ volatile("add %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\t"
+                         "add %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\t"
+                         "add %0, %0, #1\n\tadd %0, %0, #1"
+                         : "+r"(x));
+#endif
+    }
+    return 8.0 * (double)iters;
+#else
+    (void)iters;
+    return 0.0;
+#endif
+}
+// end listing
+
+typedef double (*loop_fn)(long iters);
+
+// listing: best_rate
+// Runs fn with enough iterations to take about 20 ms, several times, and
+// returns the best rate in units per second: the peak is the fastest we saw,
+// since nothing can make the loop faster than the hardware allows.
+static double best_rate(loop_fn fn, int threads)
+{
+    long iters = 1 << 12;
+    for (;;) {
+        double t0 = timer_now();
+        fn(iters);
+        if (timer_now() - t0 > 0.02 || iters > (1L << 40))
+            break;
+        iters *= 2;
+    }
+    double best = 0.0;
+    for (int trial = 0; trial < 5; trial++) {
+        double units = 0.0;
+        double t0 = timer_now();
+#pragma omp parallel num_threads(threads) reduction(+ : units)
+        units += fn(iters);
+        double rate = units / (timer_now() - t0);
+        if (rate > best)
+            best = rate;
+    }
+    return best;
+}
+// end listing
+
+double peak_clock_ghz(void)
+{
+    static double ghz = -1.0;
+    if (ghz < 0.0)
+        ghz = best_rate(add_chain_cycles, 1) / 1e9;
+    return ghz;
+}
+
+static loop_fn throughput_loop(enum isa isa)
+{
+    // Only the loops this architecture can hold are compiled in.
+    switch (isa) {
+#if defined(__x86_64__)
+    case ISA_AVX2:
+        return peak_throughput_avx2;
+    case ISA_AVX512:
+        return peak_throughput_avx512;
+#endif
+#if defined(__aarch64__)
+    case ISA_NEON:
+        return peak_throughput_neon;
+#endif
+    default:
+        return peak_throughput_scalar;
+    }
+}
+
+static loop_fn chain_loop(enum isa isa)
+{
+    // Only the loops this architecture can hold are compiled in.
+    switch (isa) {
+#if defined(__x86_64__)
+    case ISA_AVX2:
+        return peak_chain_avx2;
+    case ISA_AVX512:
+        return peak_chain_avx512;
+#endif
+#if defined(__aarch64__)
+    case ISA_NEON:
+        return peak_chain_neon;
+#endif
+    default:
+        return peak_chain_scalar;
+    }
+}
+
+// listing: peak
+static struct peak measure(enum isa isa, int threads)
+{
+    struct peak p = {isa, threads, 0.0, peak_clock_ghz(), 0.0, 0.0};
+    if (!isa_supported(isa))
+        return p;
+    p.gflops = best_rate(throughput_loop(isa), threads) / 1e9;
+    if (p.clock_ghz > 0.0) {
+        double fmas_per_second = best_rate(chain_loop(isa), 1);
+        p.fma_latency = p.clock_ghz * 1e9 / fmas_per_second;
+        // Each vector FMA does 2 flops in each lane.
+        p.fmas_per_cycle = p.gflops / threads / p.clock_ghz / (2.0 * isa_lanes(isa));
+    }
+    return p;
+}
+// end listing
+
+// The cache: one line per measurement, after a line naming the machine, so a
+// cache copied to another machine is ignored rather than believed.
+static void cache_key(char *key, size_t size)
+{
+    snprintf(key, size, "# machine: %s, %d cores", cpu_model(), cpu_count());
+}
+
+static int cache_read(const char *path, enum isa isa, int threads, struct peak *out)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char line[256], key[256];
+    cache_key(key, sizeof key);
+    int found = -1;
+    if (fgets(line, sizeof line, f) && strncmp(line, key, strlen(key)) == 0) {
+        while (fgets(line, sizeof line, f)) {
+            char name[16];
+            struct peak p;
+            if (sscanf(line, "%15[^,],%d,%lf,%lf,%lf,%lf", name, &p.threads, &p.gflops,
+                       &p.clock_ghz, &p.fma_latency, &p.fmas_per_cycle) == 6 &&
+                isa_parse(name, &p.isa) == 0 && p.isa == isa && p.threads == threads) {
+                *out = p;
+                found = 0;
+            }
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+static void cache_append(const char *path, const struct peak *p)
+{
+    char key[256], line[256];
+    cache_key(key, sizeof key);
+    FILE *f = fopen(path, "r");
+    int fresh = 1;
+    if (f) {
+        fresh = !(fgets(line, sizeof line, f) && strncmp(line, key, strlen(key)) == 0);
+        fclose(f);
+    }
+    f = fopen(path, fresh ? "w" : "a");
+    if (!f)
+        return;  // a cache we cannot write only costs time
+    if (fresh)
+        fprintf(f, "%s\n", key);
+    fprintf(f, "%s,%d,%.2f,%.3f,%.2f,%.2f\n", isa_name(p->isa), p->threads, p->gflops,
+            p->clock_ghz, p->fma_latency, p->fmas_per_cycle);
+    fclose(f);
+}
+
+struct peak peak_get(enum isa isa, int threads)
+{
+    const char *path = getenv("PEAK_CACHE");
+    struct peak p;
+    if (path && *path && cache_read(path, isa, threads, &p) == 0)
+        return p;
+    p = measure(isa, threads);
+    if (path && *path && p.gflops > 0.0)
+        cache_append(path, &p);
+    return p;
+}

@@ -1,0 +1,85 @@
+# The targets every stage has: build, bench, test, run, plot, assignment,
+# grade, clean. A stage Makefile sets these and includes this file last:
+#   ROOT      the repository root
+#   STAGE     the two-digit stage number
+#   SRCS      the stage's library sources (what its tests exercise)
+#   DRIVERS   its programs, one bench_*.c or run_*.c each (bench_X.c → X... see below)
+#   GRADE_KERNELS  the kernels whose speed `make grade` scores
+#   FULL_SIZES     the sizes of `make bench FULL=1`
+# and may define bench-run / run-run recipes of its own (see below).
+
+include $(ROOT)/common/build.mk
+
+STAGE_NAME := $(notdir $(CURDIR))
+BIN := $(BUILD)/stage-$(STAGE)
+SOBJ := $(OBJ)/stage-$(STAGE)
+RESULTS := $(BUILD)/results/stage-$(STAGE).csv
+STAGE_OBJS := $(patsubst %.c,$(SOBJ)/%.o,$(SRCS))
+PROGRAMS := $(patsubst %.c,$(BIN)/%,$(DRIVERS))
+TEST_SRC := $(ROOT)/tests/test_$(STAGE_NAME).c
+TEST_BIN := $(BIN)/test-$(notdir $(CC))
+
+export PEAK_CACHE := $(abspath $(BUILD))/peak.csv
+
+# The knobs of design.md, turned into driver flags.
+BENCH_ARGS = $(if $(THREADS),--threads $(THREADS)) $(if $(SIZES),--sizes $(SIZES)) \
+  $(if $(SHAPES),--shapes $(SHAPES)) $(if $(REPS),--reps $(REPS)) $(if $(ISA),--isa $(ISA)) \
+  $(if $(KERNELS),--kernels $(KERNELS)) $(if $(QUICK),--quick) \
+  $(if $(FULL),$(if $(SIZES)$(SHAPES),,--sizes $(FULL_SIZES)))
+
+.PHONY: build bench test run plot assignment grade clean test-build
+.DEFAULT_GOAL := build
+
+build: $(PROGRAMS)
+
+$(SOBJ)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(isa_flags) $(extra_flags) $(OPT) -MMD -MP -c $< -o $@
+
+$(PROGRAMS): $(BIN)/%: $(SOBJ)/%.o $(STAGE_OBJS) $(COMMON_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+-include $(wildcard $(SOBJ)/*.d $(OBJ)/tests/*.d)
+
+# The default benchmark runs the stage's bench driver; a stage that needs
+# more (stage 01 runs three builds of its kernels) defines bench-run itself.
+bench: build
+	@mkdir -p $(dir $(RESULTS))
+	$(MAKE) --no-print-directory bench-run
+	@echo "results: $(RESULTS)"
+
+run: build
+	$(MAKE) --no-print-directory run-run
+
+plot:
+	@mkdir -p $(BUILD)/plots
+	@if [ -f $(RESULTS) ]; then src=$(RESULTS); else src=$(ROOT)/plots/data/stage-$(STAGE).csv; fi; \
+	  echo "plotting $$src"; $(ROOT)/tools/plot.sh $$src $(BUILD)/plots/stage-$(STAGE)
+
+# Tests build in MODE=test (sanitizers, -Werror) with their own objects.
+test:
+	$(MAKE) --no-print-directory MODE=test test-build
+	$(TEST_BIN) $(if $(TASK),--filter 'task_$(subst .,_,$(TASK))/*')
+
+test-build: $(TEST_BIN)
+
+$(OBJ)/tests/%.o: $(ROOT)/tests/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -I. -MMD -MP -c $< -o $@
+
+$(TEST_BIN): $(OBJ)/tests/test_$(STAGE_NAME).o $(STAGE_OBJS) $(COMMON_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ -lcriterion $(LDLIBS) -o $@
+
+
+KIT := $(BUILD)/assignments/$(STAGE_NAME)
+assignment:
+	python3 $(ROOT)/tools/make_assignment.py $(ROOT) $(STAGE_NAME) $(KIT)
+
+grade:
+	$(ROOT)/tools/grade.sh "$(MAKE)" $(STAGE) "$(GRADE_KERNELS)" "$(GRADE_SIZE)"
+
+clean:
+	rm -rf $(BIN) $(BUILD)/obj/*/stage-$(STAGE) $(RESULTS)
+.SECONDARY:

@@ -1,0 +1,352 @@
+// The infrastructure every stage stands on: the harness, the reference
+// check, the peak, the command line, the book check and the kit round trip.
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "blas.h"
+#include "cpu.h"
+#include "mat.h"
+#include "peak.h"
+
+Test(harness, median_of_odd_and_even_counts)
+{
+    double odd[] = {5.0, 1.0, 3.0};
+    double even[] = {4.0, 1.0, 3.0, 2.0};
+    double one[] = {7.0};
+    cr_assert_eq(bench_median(odd, 3), 3.0);
+    cr_assert_eq(bench_median(even, 4), 2.5);
+    cr_assert_eq(bench_median(one, 1), 7.0);
+}
+
+// OpenBLAS stands in for a correct kernel; a kernel that forgets the last
+// column stands in for a wrong one.
+static void forgets_last_column(int m, int n, int k, const float *A, int lda, const float *B,
+                                int ldb, float *C, int ldc)
+{
+    blas_sgemm(m, n - 1, k, A, lda, B, ldb, C, ldc);
+}
+
+static void off_by_one_product(int m, int n, int k, const float *A, int lda, const float *B,
+                               int ldb, float *C, int ldc)
+{
+    // Drops the last term of each dot product: an error far above rounding.
+    blas_sgemm(m, n, k - 1, A, lda, B, ldb, C, ldc);
+}
+
+static const struct bench_kernel test_kernels[] = {
+    {"blas_again", ISA_SCALAR, 0, blas_sgemm},
+    {"blas_threaded", ISA_SCALAR, 1, blas_sgemm},
+};
+
+static const struct bench_stage test_stage = {
+    .name = "stage-test",
+    .kernels = test_kernels,
+    .nkernels = 2,
+    .sizes = "16,33",
+    .quick_sizes = "8",
+};
+
+Test(reference_check, passes_a_correct_kernel_and_catches_wrong_ones)
+{
+    struct mat_check good = bench_check_kernel(blas_sgemm, 65, 17, 127, 3);
+    cr_assert(good.ratio >= 0.0 && good.ratio <= 1.0, "ratio %g", good.ratio);
+    cr_assert_eq(good.checked, 65 * 17);
+
+    struct mat_check unwritten = bench_check_kernel(forgets_last_column, 17, 7, 9, 0);
+    cr_assert(unwritten.not_finite, "an unwritten element (NaN) must be caught");
+    cr_assert_eq(unwritten.j, 6);
+
+    struct mat_check wrong = bench_check_kernel(off_by_one_product, 7, 7, 300, 1);
+    cr_assert(wrong.ratio > 1.0, "a missing product must exceed the bound (ratio %g)",
+              wrong.ratio);
+}
+
+Test(reference_check, bound_grows_with_k_not_a_constant)
+{
+    // A sum of k equal terms rounded at every step stays inside γ_k·Σ|a·b|.
+    int k = 4096;
+    float *A = mat_alloc(1, k), *B = mat_alloc(k, 1), C[1];
+    mat_fill(A, 1, k, k, 0.1f);
+    mat_fill(B, k, 1, 1, 0.3f);
+    float sum = 0.0f;
+    for (int p = 0; p < k; p++)
+        sum += A[p] * B[p];
+    C[0] = sum;
+    struct mat_problem p = mat_product(1, 1, k, A, k, B, 1);
+    struct mat_check c = mat_check_gemm(&p, C, 1, 10);
+    cr_assert(c.ratio <= 1.0, "naive float sum must be within the bound, ratio %g", c.ratio);
+    cr_assert(c.ratio > 1e-3, "and the bound must not be absurdly loose, ratio %g", c.ratio);
+    mat_free(A);
+    mat_free(B);
+}
+
+Test(reference_check, samples_large_results_including_corners)
+{
+    struct mat_check c = bench_check_kernel(forgets_last_column, 1100, 1000, 3, 0);
+    cr_assert(c.not_finite, "the sampled check must include the last column's corners");
+    cr_assert(c.checked < 1100L * 1000L);
+}
+
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "cannot open %s", path);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static int run_bench(const char *args, const char *csv)
+{
+    // Split a command line the way a shell would for simple words.
+    char copy[512], *argv[32];
+    int argc = 0;
+    snprintf(copy, sizeof copy, "bench %s", args);
+    for (char *tok = strtok(copy, " "); tok && argc < 31; tok = strtok(NULL, " "))
+        argv[argc++] = tok;
+    argv[argc] = NULL;
+    (void)csv;
+    return bench_main(&test_stage, argc, argv);
+}
+
+Test(harness, writes_the_csv_of_the_design)
+{
+    char csv[] = "/tmp/bench-test-XXXXXX";
+    int fd = mkstemp(csv);
+    cr_assert(fd >= 0);
+    close(fd);
+    char args[256];
+    snprintf(args, sizeof args, "--sizes 16,33 --threads 2 --reps 2 --csv %s", csv);
+    cr_assert_eq(run_bench(args, csv), 0);
+    char *text = read_file(csv);
+    const char *keys[] = {"# cpu: ", "# cores: ", "# clock_ghz: ", "# peak.machine.1: ",
+                          "# peak.scalar.1: ", "# compiler: ", "# cflags: ",
+                          "# openblas_config: ", "# openblas_core: ", "# openblas_coretype: ",
+                          "# date: "};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        cr_assert_not_null(strstr(text, keys[i]), "header line '%s' missing", keys[i]);
+    const char *header = "\nkernel,isa,threads,m,n,k,seconds,gflops,pct_peak,vs_openblas\n";
+    cr_assert_not_null(strstr(text, header), "the column header row is not exact");
+
+    // Rows: per size, OpenBLAS at 1 and 2 threads, then the two kernels.
+    int rows = 0, openblas_rows = 0;
+    for (char *line = strtok(strstr(text, header) + strlen(header), "\n"); line;
+         line = strtok(NULL, "\n")) {
+        char kernel[64], isa[16];
+        int threads, m, n, k;
+        double seconds, gflops, pct, ratio;
+        int got = sscanf(line, "%63[^,],%15[^,],%d,%d,%d,%d,%lf,%lf,%lf,%lf", kernel, isa,
+                         &threads, &m, &n, &k, &seconds, &gflops, &pct, &ratio);
+        cr_assert_eq(got, 10, "bad row: %s", line);
+        cr_assert(seconds > 0.0 && gflops > 0.0 && pct > 0.0 && ratio > 0.0, "row: %s", line);
+        cr_assert(m == n && n == k && (m == 16 || m == 33));
+        if (strcmp(kernel, "openblas") == 0) {
+            openblas_rows++;
+            cr_assert(fabs(ratio - 1.0) < 1e-9, "OpenBLAS against itself: %s", line);
+        }
+        if (strcmp(kernel, "blas_threaded") == 0)
+            cr_assert_eq(threads, 2);
+        if (strcmp(kernel, "blas_again") == 0)
+            cr_assert_eq(threads, 1);
+        rows++;
+    }
+    cr_assert_eq(rows, 8);
+    cr_assert_eq(openblas_rows, 4);
+    remove(csv);
+}
+
+Test(harness, append_adds_rows_without_header_or_openblas)
+{
+    char csv[] = "/tmp/bench-test-XXXXXX";
+    int fd = mkstemp(csv);
+    cr_assert(fd >= 0);
+    close(fd);
+    char args[256];
+    snprintf(args, sizeof args, "--sizes 8 --threads 1 --reps 1 --csv %s", csv);
+    cr_assert_eq(run_bench(args, csv), 0);
+    snprintf(args, sizeof args, "--sizes 8 --reps 1 --kernels blas_again --tag -x --append --csv %s",
+             csv);
+    cr_assert_eq(run_bench(args, csv), 0);
+    char *text = read_file(csv);
+    cr_assert_not_null(strstr(text, "\nblas_again-x,scalar,1,8,8,8,"));
+    char *second_header = strstr(strstr(text, "kernel,isa") + 1, "kernel,isa");
+    cr_assert_null(second_header, "--append must not write a second header");
+    remove(csv);
+}
+
+Test(harness, stops_loudly_on_a_wrong_kernel)
+{
+    static const struct bench_kernel wrong[] = {{"wrong", ISA_SCALAR, 0, off_by_one_product}};
+    struct bench_stage stage = test_stage;
+    stage.kernels = wrong;
+    stage.nkernels = 1;
+    char *argv[] = {"bench", "--sizes", "32", "--reps", "1", NULL};
+    cr_assert_eq(bench_main(&stage, 5, argv), 1);
+}
+
+// Every bad command line is refused with exit status 2 before any work.
+Test(command_line, bad_input_exits_2)
+{
+    const char *bad[] = {
+        "--sizes",            "--sizes 0",          "--sizes -5",      "--sizes 12x",
+        "--sizes 256,,512",   "--sizes abc",        "--sizes 99999999", "--threads 0",
+        "--threads -1",       "--threads lots",     "--threads 100000", "--reps 0",
+        "--reps 2.5",         "--kernels nosuch",   "--isa sse9",       "--shapes 10x10",
+        "--shapes 10x10x0",   "--shapes 5x5x5x5",   "--frobnicate",     "--sizes 8 --shapes 8x8x8",
+        "--append",           "--sizes 60000",      "--csv",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct bench_options o;
+        char copy[128], *argv[16];
+        int argc = 0;
+        snprintf(copy, sizeof copy, "bench %s", bad[i]);
+        for (char *tok = strtok(copy, " "); tok && argc < 15; tok = strtok(NULL, " "))
+            argv[argc++] = tok;
+        argv[argc] = NULL;
+        FILE *saved = stderr;
+        stderr = fopen("/dev/null", "w");
+        int rc = bench_parse(&test_stage, argc, argv, &o);
+        fclose(stderr);
+        stderr = saved;
+        cr_assert_eq(rc, 2, "'%s' should be refused with 2, got %d", bad[i], rc);
+    }
+}
+
+Test(command_line, good_input_is_parsed)
+{
+    struct bench_options o;
+    char *argv[] = {"bench", "--shapes", "128x10x256,30976x64x288", "--threads", "3",
+                    "--reps", "7", "--kernels", "blas_again,openblas", "--quick", NULL};
+    cr_assert_eq(bench_parse(&test_stage, 10, argv, &o), 0);
+    cr_assert_eq(o.nshapes, 2);
+    cr_assert_eq(o.shapes[1].m, 30976);
+    cr_assert_eq(o.shapes[1].n, 64);
+    cr_assert_eq(o.shapes[1].k, 288);
+    cr_assert_eq(o.threads, 3);
+    cr_assert_eq(o.reps, 7);
+}
+
+Test(command_line, an_isa_this_cpu_lacks_is_refused_not_run)
+{
+    for (int isa = 0; isa < ISA_COUNT; isa++) {
+        if (isa_supported((enum isa)isa))
+            continue;
+        struct bench_options o;
+        char *argv[] = {"bench", "--isa", (char *)isa_name((enum isa)isa), NULL};
+        FILE *saved = stderr;
+        stderr = fopen("/dev/null", "w");
+        int rc = bench_parse(&test_stage, 3, argv, &o);
+        fclose(stderr);
+        stderr = saved;
+        cr_assert_eq(rc, 2, "--isa %s on a CPU without it", isa_name((enum isa)isa));
+    }
+}
+
+// The peak must agree with what the hardware can do at most: a vector FMA
+// unit finishes at most 4 FMAs a cycle on any core we know, and needs at
+// least 2 cycles of latency. Wide bounds: this is a sanity check, not a
+// performance test.
+Test(peak, within_the_range_of_the_isa)
+{
+    double clock = peak_clock_ghz();
+    cr_assert(clock > 0.3 && clock < 7.0, "clock %.2f GHz", clock);
+    for (int isa = 0; isa < ISA_COUNT; isa++) {
+        if (!isa_supported((enum isa)isa))
+            continue;
+        struct peak p = peak_get((enum isa)isa, 1);
+        double most = clock * 2.0 * isa_lanes((enum isa)isa) * 4.0;
+        cr_assert(p.gflops > 0.02 * most && p.gflops <= 1.1 * most,
+                  "%s peak %.1f GFLOPS, the ISA allows at most %.1f", isa_name((enum isa)isa),
+                  p.gflops, most);
+        cr_assert(p.fmas_per_cycle > 0.1 && p.fmas_per_cycle < 4.4, "%s: %.2f FMAs/cycle",
+                  isa_name((enum isa)isa), p.fmas_per_cycle);
+        cr_assert(p.fma_latency > 1.5 && p.fma_latency < 12.0, "%s: latency %.2f cycles",
+                  isa_name((enum isa)isa), p.fma_latency);
+    }
+}
+
+Test(peak, cached_values_are_reused)
+{
+    char path[] = "/tmp/peak-test-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    remove(path);
+    setenv("PEAK_CACHE", path, 1);
+    struct peak first = peak_get(ISA_SCALAR, 1);
+    struct peak again = peak_get(ISA_SCALAR, 1);
+    unsetenv("PEAK_CACHE");
+    cr_assert(fabs(first.gflops - again.gflops) < 0.01, "%.2f then %.2f", first.gflops,
+              again.gflops);
+    char *text = read_file(path);
+    cr_assert_not_null(strstr(text, "# machine: "));
+    cr_assert_not_null(strstr(text, "\nscalar,1,"));
+    remove(path);
+}
+
+Test(cpu, caches_are_ordered_and_named)
+{
+    struct cpu_caches c = cpu_caches();
+    cr_assert(c.l1d >= 4096 && c.l1d < c.l2, "L1 %ld, L2 %ld", c.l1d, c.l2);
+    cr_assert(c.l2 <= c.l3 || c.l3 == 0, "L2 %ld, L3 %ld", c.l2, c.l3);
+    cr_assert(c.line == 32 || c.line == 64 || c.line == 128, "line %ld", c.line);
+    cr_assert_str_neq(cpu_model(), "");
+    cr_assert(cpu_count() >= 1);
+}
+
+Test(cpu, isa_names_round_trip)
+{
+    for (int isa = 0; isa < ISA_COUNT; isa++) {
+        enum isa back;
+        cr_assert_eq(isa_parse(isa_name((enum isa)isa), &back), 0);
+        cr_assert_eq((int)back, isa);
+    }
+    enum isa out;
+    cr_assert_eq(isa_parse("sse", &out), -1);
+    cr_assert(isa_supported(ISA_SCALAR));
+    cr_assert(isa_supported(isa_best()));
+}
+
+// The tools below are run from the repository root, where `make test` runs.
+// Criterion marks its test processes with BXFI_MAP; a Criterion program
+// started from inside a test (the kit's tests) must not inherit it.
+static int sh(const char *command)
+{
+    char line[1024];
+    snprintf(line, sizeof line, "unset BXFI_MAP; %s", command);
+    int rc = system(line);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+Test(book, check_passes_on_a_good_chapter_and_fails_on_broken_ones)
+{
+    cr_assert_eq(sh("tools/check-book.sh tests/book/good.md >/dev/null 2>&1"), 0);
+    cr_assert_neq(sh("tools/check-book.sh tests/book/missing_marker.md 2>/tmp/book-err.txt"),
+                  0);
+    cr_assert_not_null(strstr(read_file("/tmp/book-err.txt"), "no_such_listing"),
+                       "the error must name the missing listing");
+    cr_assert_neq(sh("tools/check-book.sh tests/book/missing_file.md 2>/tmp/book-err.txt"), 0);
+    cr_assert_not_null(strstr(read_file("/tmp/book-err.txt"), "no_such_file.c"),
+                       "the error must name the missing file");
+    cr_assert_neq(sh("tools/check-book.sh tests/book/missing_row.md >/dev/null 2>&1"), 0);
+}
+
+Test(book, the_real_book_checks)
+{
+    cr_assert_eq(sh("tools/check-book.sh --book book.md >/tmp/book-out.txt 2>&1"), 0, "%s",
+                 read_file("/tmp/book-out.txt"));
+}
+
+Test(kit, stage_01_round_trip, .timeout = 600)
+{
+    cr_assert_eq(sh("tools/kit-roundtrip.sh 01_naive >/tmp/kit-01.txt 2>&1"), 0, "%s",
+                 read_file("/tmp/kit-01.txt"));
+}

@@ -1,0 +1,821 @@
+--[[
+book.lua: the pandoc Lua filter that builds the book (pandoc 2.17 API).
+
+It pulls code and numbers out of the real files, so nothing measured or
+compiled is ever typed into a chapter by hand.
+
+Listings (a code block with an include= attribute, any classes):
+
+  ```{.c include="common/gemm_pack.c" listing="pack_b"}
+  ```
+
+  is replaced by the lines strictly between `// listing: pack_b` and its
+  `// end listing` (`#` instead of `//` in Makefiles, shell and gnuplot).
+  Without listing= the whole file is shown. Marker lines are never shown:
+  listing:/end listing, BEGIN SOLUTION/END SOLUTION and `stub:` lines.
+  Listings may nest: an unnamed `end listing` closes the innermost open
+  listing; `// end listing pack_b` (or `end listing: pack_b`) closes that
+  name, which allows overlapping regions. Common indentation is removed.
+
+Tables from CSV (a code block with class results-table or csv-table):
+
+  ```{.results-table results="stage-01" columns="kernel,n,gflops,pct_peak"
+      where="threads=1,kernel=ijk|ikj" caption="Naive loops"}
+  ```
+
+  results=NAME reads plots/data/NAME.csv (the reference machine) and, if
+  build/results/NAME.csv exists, adds a second table for "Your machine".
+  file=PATH reads any CSV instead. Options: columns=, where=, sort=,
+  headers=, pivot=, value=, rows=, mine=no.
+
+Inline numbers (an empty span with class result):
+
+  []{.result results="stage-01" where="kernel=openblas,m=1024,threads=1" column="gflops"}
+  []{.result results="stage-01" meta="cpu"}
+
+  source="mine" prefers build/results/NAME.csv, falling back to the
+  reference. format="%.0f" overrides the number format.
+
+Images: build/plots/stage-NN[-reference].svg must correspond to an
+existing plots/data/stage-NN.csv (in check mode the plot itself need not
+exist yet). With -M plots-format=png, or when writing a .pdf, plots are
+taken as .png (weasyprint 57 cannot read gnuplot's SVG).
+
+Settings (metadata, else environment): book-root / BOOK_ROOT (repository
+root, default "."), book-data / BOOK_DATA (reference CSV folder, default
+plots/data), book-results / BOOK_RESULTS (your results, default
+build/results), book-check / BOOK_CHECK (check mode), plots-format.
+
+Any problem prints "book.lua: error: ..." on stderr and makes pandoc exit
+non-zero after the whole document has been scanned.
+]]
+
+local stringify = pandoc.utils.stringify
+
+-- ---------------------------------------------------------------------
+-- settings and errors
+
+local cfg = {
+  root = os.getenv("BOOK_ROOT") or ".",
+  data = os.getenv("BOOK_DATA") or "plots/data",
+  results = os.getenv("BOOK_RESULTS") or "build/results",
+  check = (os.getenv("BOOK_CHECK") or "") ~= "" and os.getenv("BOOK_CHECK") ~= "0",
+  plots_format = nil,
+}
+
+local n_errors = 0
+
+local function report(msg)
+  n_errors = n_errors + 1
+  io.stderr:write("book.lua: error: " .. msg .. "\n")
+end
+
+local function warn(msg)
+  io.stderr:write("book.lua: warning: " .. msg .. "\n")
+end
+
+-- Raised inside a handler; caught by guard(), which reports it and leaves
+-- a visible marker in the output. The run fails at the end.
+local Failure = {}
+local function fail(msg)
+  error(setmetatable({ msg = msg }, Failure), 0)
+end
+
+local function guard(fn, el, what)
+  local ok, res = pcall(fn, el)
+  if ok then return res end
+  if type(res) == "table" and getmetatable(res) == Failure then
+    report(res.msg)
+  else
+    report(what .. ": " .. tostring(res))
+  end
+  return nil
+end
+
+local function is_abs(p) return p:sub(1, 1) == "/" end
+
+local function join(dir, p)
+  if is_abs(p) or dir == "" or dir == "." then return p end
+  return dir:gsub("/+$", "") .. "/" .. p
+end
+
+local function rooted(p) return join(cfg.root, p) end
+
+local function file_exists(p)
+  local f = io.open(p, "r")
+  if f then f:close() return true end
+  return false
+end
+
+local function read_lines(path)
+  local f = io.open(path, "r")
+  if not f then return nil end
+  local lines = {}
+  for line in f:lines() do
+    lines[#lines + 1] = (line:gsub("\r$", ""))
+  end
+  f:close()
+  return lines
+end
+
+local function trim(s) return (s:gsub("^%s+", ""):gsub("%s+$", "")) end
+
+local function split(s, sep)
+  local out = {}
+  if s == nil or s == "" then return out end
+  for part in (s .. sep):gmatch("(.-)" .. sep:gsub("%p", "%%%0")) do
+    out[#out + 1] = trim(part)
+  end
+  return out
+end
+
+local function truthy(v)
+  if v == nil then return false end
+  if type(v) == "boolean" then return v end
+  v = stringify(v):lower()
+  return v ~= "" and v ~= "false" and v ~= "no" and v ~= "0"
+end
+
+-- ---------------------------------------------------------------------
+-- listings
+
+local LEADERS = { "//", "#" }
+
+-- The listing name that a start marker opens, or nil.
+local function start_marker(line)
+  for _, c in ipairs(LEADERS) do
+    local name = line:match("^%s*" .. c:gsub("%p", "%%%0") .. "%s*listing:%s*(%S+)%s*$")
+    if name then return name end
+  end
+  return nil
+end
+
+-- For an end marker: true, plus the name it closes if it gives one.
+local function end_marker(line)
+  for _, c in ipairs(LEADERS) do
+    local rest = line:match("^%s*" .. c:gsub("%p", "%%%0") .. "%s*end listing(.*)$")
+    if rest then
+      local name = rest:match("^:?%s*(%S+)%s*$")
+      if rest:match("^%s*$") then return true, nil end
+      if name then return true, name end
+    end
+  end
+  return false
+end
+
+local function other_marker(line)
+  for _, c in ipairs(LEADERS) do
+    local q = "^%s*" .. c:gsub("%p", "%%%0") .. "%s*"
+    if line:match(q .. "BEGIN SOLUTION") or line:match(q .. "END SOLUTION")
+        or line:match(q .. "stub:") then
+      return true
+    end
+  end
+  return false
+end
+
+local function is_marker(line)
+  return start_marker(line) ~= nil or end_marker(line) or other_marker(line)
+end
+
+-- Drop marker lines, blank lines at both ends, and common indentation.
+local function tidy(lines)
+  local kept = {}
+  for _, l in ipairs(lines) do
+    if not is_marker(l) then kept[#kept + 1] = (l:gsub("%s+$", "")) end
+  end
+  while #kept > 0 and kept[1] == "" do table.remove(kept, 1) end
+  while #kept > 0 and kept[#kept] == "" do table.remove(kept) end
+  local prefix = nil
+  for _, l in ipairs(kept) do
+    if l ~= "" then
+      local ws = l:match("^[ \t]*")
+      if prefix == nil then
+        prefix = ws
+      else
+        local i = 0
+        while i < #prefix and i < #ws and prefix:sub(i + 1, i + 1) == ws:sub(i + 1, i + 1) do
+          i = i + 1
+        end
+        prefix = prefix:sub(1, i)
+      end
+    end
+  end
+  if prefix and #prefix > 0 then
+    for i, l in ipairs(kept) do kept[i] = l:sub(#prefix + 1) end
+  end
+  return kept
+end
+
+-- Returns the lines of listing `name` and the 1-based first/last line numbers.
+local function extract(lines, name, file)
+  local start = nil
+  for i, l in ipairs(lines) do
+    if start_marker(l) == name then
+      if start then
+        fail(string.format("%s: listing '%s' appears twice (lines %d and %d)", file, name, start, i))
+      end
+      start = i
+    end
+  end
+  if not start then
+    fail(string.format("%s: listing '%s' not found (no line '// listing: %s')", file, name, name))
+  end
+  local open = {}
+  local stop = nil
+  for i = start + 1, #lines do
+    local l = lines[i]
+    local s = start_marker(l)
+    if s then
+      open[#open + 1] = s
+    else
+      local is_end, ename = end_marker(l)
+      if is_end then
+        if ename == name or (ename == nil and #open == 0) then
+          stop = i
+          break
+        elseif ename == nil then
+          table.remove(open)
+        else
+          for j = #open, 1, -1 do
+            if open[j] == ename then table.remove(open, j) break end
+          end
+        end
+      end
+    end
+  end
+  if not stop then
+    fail(string.format("%s: listing '%s' (line %d) has no 'end listing'", file, name, start))
+  end
+  local body = {}
+  for i = start + 1, stop - 1 do body[#body + 1] = lines[i] end
+  return body, start + 1, stop - 1
+end
+
+local function listing_block(el)
+  local file = el.attributes["include"]
+  local name = el.attributes["listing"]
+  if file == nil or file == "" then fail("code block has an empty include= attribute") end
+  local lines = read_lines(rooted(file))
+  if not lines then
+    fail(string.format("%s: file not found (looked for %s%s)", file, rooted(file),
+      name and (", listing '" .. name .. "'") or ""))
+  end
+  local body, first, last
+  if name and name ~= "" then
+    body, first, last = extract(lines, name, file)
+  else
+    body, first, last = lines, 1, #lines
+  end
+  local shown = tidy(body)
+  if #shown == 0 then
+    if name then fail(string.format("%s: listing '%s' is empty", file, name)) end
+    fail(string.format("%s: file is empty", file))
+  end
+
+  local attrs = {}
+  for k, v in pairs(el.attributes) do
+    if k ~= "include" and k ~= "listing" and k ~= "caption" then attrs[k] = v end
+  end
+  attrs["title"] = file
+  local code = pandoc.CodeBlock(table.concat(shown, "\n"),
+    pandoc.Attr("", el.classes, attrs))
+
+  local cap = { pandoc.Code(file) }
+  if name and name ~= "" then
+    cap[#cap + 1] = pandoc.Str(string.format(", lines %d–%d", first, last))
+  end
+  if el.attributes["caption"] then
+    local extra = pandoc.read(el.attributes["caption"], "markdown").blocks
+    if #extra > 0 and extra[1].content then
+      cap[#cap + 1] = pandoc.Str(":")
+      cap[#cap + 1] = pandoc.Space()
+      for _, x in ipairs(extra[1].content) do cap[#cap + 1] = x end
+    end
+  end
+  local div_attr = pandoc.Attr(el.identifier, { "listing" },
+    name and { ["data-listing"] = name } or {})
+  return pandoc.Div({
+    pandoc.Div({ pandoc.Plain(cap) }, pandoc.Attr("", { "listing-caption" })),
+    code,
+  }, div_attr)
+end
+
+-- ---------------------------------------------------------------------
+-- CSV files
+
+local csv_cache = {}
+
+local function parse_csv_line(line)
+  local out, i, n = {}, 1, #line
+  if n == 0 then return { "" } end
+  while i <= n + 1 do
+    if line:sub(i, i) == '"' then
+      local buf, j = {}, i + 1
+      while true do
+        local c = line:sub(j, j)
+        if c == "" then break end
+        if c == '"' then
+          if line:sub(j + 1, j + 1) == '"' then
+            buf[#buf + 1] = '"'; j = j + 2
+          else
+            j = j + 1; break
+          end
+        else
+          buf[#buf + 1] = c; j = j + 1
+        end
+      end
+      out[#out + 1] = table.concat(buf)
+      local comma = line:find(",", j, true)
+      if not comma then break end
+      i = comma + 1
+    else
+      local comma = line:find(",", i, true)
+      if comma then
+        out[#out + 1] = trim(line:sub(i, comma - 1)); i = comma + 1
+      else
+        out[#out + 1] = trim(line:sub(i)); break
+      end
+    end
+  end
+  return out
+end
+
+-- { path=, meta={key=value}, cols={names}, rows={ {col=value} } } or fail().
+local function load_csv(path, label)
+  local key = rooted(path)
+  if csv_cache[key] then return csv_cache[key] end
+  local lines = read_lines(key)
+  if not lines then fail(string.format("%s: results file not found (%s)", label or path, key)) end
+  local t = { path = path, meta = {}, cols = nil, rows = {} }
+  for no, line in ipairs(lines) do
+    if line:match("^%s*#") then
+      local k, v = line:match("^%s*#%s*([%w_%.%-]+)%s*:%s*(.-)%s*$")
+      if k and t.cols == nil and t.meta[k] == nil then t.meta[k] = v end
+    elseif line:match("^%s*$") then
+      -- skip
+    elseif t.cols == nil then
+      t.cols = parse_csv_line(line)
+      t.colset = {}
+      for _, c in ipairs(t.cols) do t.colset[c] = true end
+    else
+      local f = parse_csv_line(line)
+      if #f ~= #t.cols then
+        fail(string.format("%s:%d: %d fields, header has %d", path, no, #f, #t.cols))
+      end
+      local row = {}
+      for i, c in ipairs(t.cols) do row[c] = f[i] end
+      t.rows[#t.rows + 1] = row
+    end
+  end
+  if t.cols == nil then fail(string.format("%s: no header row", path)) end
+  csv_cache[key] = t
+  return t
+end
+
+local function size_of(row)
+  local m, n, k = row.m, row.n, row.k
+  if m == nil or n == nil or k == nil then return n or m or "" end
+  if m == n and n == k then return n end
+  return m .. "×" .. n .. "×" .. k
+end
+
+local function size_volume(row)
+  local m, n, k = tonumber(row.m), tonumber(row.n), tonumber(row.k)
+  if m and n and k then return m * n * k end
+  return tonumber(row.n) or 0
+end
+
+local function cell_value(row, col)
+  if col == "size" then return size_of(row) end
+  return row[col]
+end
+
+local function same_value(a, b)
+  if a == b then return true end
+  local x, y = tonumber(a), tonumber(b)
+  return x ~= nil and y ~= nil and x == y
+end
+
+-- "threads=1,kernel=ijk|ikj" -> list of {col=, alts={}}
+local function parse_where(s, t, label)
+  local conds = {}
+  for _, part in ipairs(split(s or "", ",")) do
+    if part ~= "" then
+      local col, val = part:match("^([^=!]+)=(.*)$")
+      if not col then fail(string.format("%s: bad where clause '%s' (expected col=value)", label, part)) end
+      col = trim(col)
+      if col ~= "size" and not t.colset[col] then
+        fail(string.format("%s: where: no column '%s' (columns: %s)", label, col, table.concat(t.cols, ",")))
+      end
+      conds[#conds + 1] = { col = col, alts = split(val, "|") }
+    end
+  end
+  return conds
+end
+
+local function select_rows(t, conds)
+  local out = {}
+  for _, row in ipairs(t.rows) do
+    local ok = true
+    for _, c in ipairs(conds) do
+      local v = cell_value(row, c.col)
+      local any = false
+      for _, a in ipairs(c.alts) do
+        if same_value(v, a) then any = true break end
+      end
+      if not any then ok = false break end
+    end
+    if ok then out[#out + 1] = row end
+  end
+  return out
+end
+
+-- ---------------------------------------------------------------------
+-- number formatting
+
+local function sig4(x)
+  local s = string.format("%#.4g", x)
+  return s
+end
+
+local FORMATS = {
+  seconds = function(x) return sig4(x) end,
+  gflops = function(x) return string.format("%.1f", x) end,
+  pct_peak = function(x) return string.format("%.1f %%", x) end,
+  vs_openblas = function(x) return string.format("%.2f×", x) end,
+}
+
+local function format_value(col, raw, fmt)
+  if raw == nil then return "—" end
+  local x = tonumber(raw)
+  if x == nil then return raw end
+  if fmt and fmt ~= "" then
+    local ok, s = pcall(string.format, fmt, x)
+    if not ok then fail("bad format '" .. fmt .. "'") end
+    return s
+  end
+  local f = FORMATS[col]
+  if f then return f(x) end
+  return raw
+end
+
+local HEADERS = {
+  kernel = "Kernel", isa = "ISA", threads = "Threads", size = "Size",
+  seconds = "Time (s)", gflops = "GFLOPS", pct_peak = "% of peak",
+  vs_openblas = "vs OpenBLAS",
+}
+
+local NUMERIC = { threads = true, m = true, n = true, k = true, size = true,
+  seconds = true, gflops = true, pct_peak = true, vs_openblas = true }
+
+-- ---------------------------------------------------------------------
+-- tables
+
+local function inlines_of(text)
+  if text == nil or text == "" then return {} end
+  local doc = pandoc.read(text, "markdown")
+  if #doc.blocks == 0 then return {} end
+  local b = doc.blocks[1]
+  if b.content then return b.content end
+  return { pandoc.Str(text) }
+end
+
+local function cell(text) return { pandoc.Plain({ pandoc.Str(text) }) } end
+
+-- Resolve the column list; "n" means the size column unless m or k is listed.
+local function resolve_columns(spec, t, label)
+  local cols = split(spec or "", ",")
+  if #cols == 0 then
+    cols = {}
+    for _, c in ipairs(t.cols) do cols[#cols + 1] = c end
+    return cols
+  end
+  local has_mk = false
+  for _, c in ipairs(cols) do if c == "m" or c == "k" then has_mk = true end end
+  for i, c in ipairs(cols) do
+    if c == "n" and not has_mk and t.colset.m and t.colset.k then cols[i] = "size" end
+    if cols[i] ~= "size" and not t.colset[cols[i]] then
+      fail(string.format("%s: no column '%s' (columns: %s)", label, c, table.concat(t.cols, ",")))
+    end
+    if cols[i] == "size" and not (t.colset.m or t.colset.n) then
+      fail(string.format("%s: no size columns (m,n,k) for '%s'", label, c))
+    end
+  end
+  return cols
+end
+
+local function sort_rows(rows, spec, t, label)
+  if spec == nil or spec == "" then return rows end
+  local desc = spec:sub(1, 1) == "-"
+  local col = desc and spec:sub(2) or spec
+  if col ~= "size" and not t.colset[col] then
+    fail(string.format("%s: sort: no column '%s'", label, col))
+  end
+  local keyed = {}
+  for i, r in ipairs(rows) do
+    local v = col == "size" and size_volume(r) or (tonumber(r[col]) or r[col])
+    keyed[i] = { r = r, v = v, i = i }
+  end
+  table.sort(keyed, function(a, b)
+    if a.v == b.v then return a.i < b.i end
+    if type(a.v) ~= type(b.v) then return tostring(a.v) < tostring(b.v) end
+    if desc then return a.v > b.v end
+    return a.v < b.v
+  end)
+  local out = {}
+  for i, k in ipairs(keyed) do out[i] = k.r end
+  return out
+end
+
+local function flat_table(t, rows, attrs, label)
+  local cols = resolve_columns(attrs.columns, t, label)
+  local names = split(attrs.headers or "", ",")
+  if #names > 0 and #names ~= #cols then
+    fail(string.format("%s: headers= has %d names for %d columns", label, #names, #cols))
+  end
+  local heads, aligns, widths = {}, {}, {}
+  for i, c in ipairs(cols) do
+    heads[i] = cell(names[i] or HEADERS[c] or c)
+    aligns[i] = NUMERIC[c] and pandoc.AlignRight or pandoc.AlignLeft
+    widths[i] = 0
+  end
+  local body = {}
+  for _, r in ipairs(rows) do
+    local line = {}
+    for i, c in ipairs(cols) do
+      line[i] = cell(format_value(c, cell_value(r, c), nil))
+    end
+    body[#body + 1] = line
+  end
+  return heads, aligns, widths, body
+end
+
+local function pivot_table(t, rows, attrs, label)
+  local pcol = attrs.pivot
+  if pcol ~= "size" and not t.colset[pcol] then
+    fail(string.format("%s: pivot: no column '%s'", label, pcol))
+  end
+  local vcol = attrs.value or "gflops"
+  if not t.colset[vcol] then fail(string.format("%s: value: no column '%s'", label, vcol)) end
+  local rcol = attrs.rows or "size"
+  if rcol ~= "size" and not t.colset[rcol] then
+    fail(string.format("%s: rows: no column '%s'", label, rcol))
+  end
+
+  local pvals, pseen = {}, {}
+  local wanted = split(attrs.columns or "", ",")
+  if #wanted > 0 then
+    for _, p in ipairs(wanted) do pvals[#pvals + 1] = p; pseen[p] = true end
+  else
+    for _, r in ipairs(rows) do
+      local p = cell_value(r, pcol)
+      if not pseen[p] then pseen[p] = true; pvals[#pvals + 1] = p end
+    end
+  end
+
+  local rkeys, rseen, order = {}, {}, {}
+  local cells = {}
+  for _, r in ipairs(rows) do
+    local rk = cell_value(r, rcol)
+    local p = cell_value(r, pcol)
+    if pseen[p] then
+      if not rseen[rk] then
+        rseen[rk] = true
+        rkeys[#rkeys + 1] = rk
+        order[rk] = rcol == "size" and size_volume(r) or (tonumber(rk) or #rkeys)
+        cells[rk] = {}
+      end
+      if cells[rk][p] ~= nil then
+        fail(string.format("%s: pivot: more than one row for %s=%s, %s=%s; narrow it with where=",
+          label, rcol, rk, pcol, p))
+      end
+      cells[rk][p] = r[vcol]
+    end
+  end
+  table.sort(rkeys, function(a, b) return order[a] < order[b] end)
+
+  local heads = { cell((split(attrs.headers or "", ",")[1]) or HEADERS[rcol] or rcol) }
+  local aligns, widths = { pandoc.AlignRight }, { 0 }
+  for _, p in ipairs(pvals) do
+    heads[#heads + 1] = cell(p)
+    aligns[#aligns + 1] = pandoc.AlignRight
+    widths[#widths + 1] = 0
+  end
+  local body = {}
+  for _, rk in ipairs(rkeys) do
+    local line = { cell(rk) }
+    for _, p in ipairs(pvals) do
+      line[#line + 1] = cell(format_value(vcol, cells[rk][p], attrs.format))
+    end
+    body[#body + 1] = line
+  end
+  return heads, aligns, widths, body
+end
+
+local function build_table(t, attrs, caption, label, id)
+  local conds = parse_where(attrs.where, t, label)
+  local rows = select_rows(t, conds)
+  if #rows == 0 then
+    fail(string.format("%s: no rows match where=\"%s\"", label, attrs.where or ""))
+  end
+  rows = sort_rows(rows, attrs.sort, t, label)
+  local heads, aligns, widths, body
+  if attrs.pivot and attrs.pivot ~= "" then
+    heads, aligns, widths, body = pivot_table(t, rows, attrs, label)
+  else
+    heads, aligns, widths, body = flat_table(t, rows, attrs, label)
+  end
+  local st = pandoc.SimpleTable(caption, aligns, widths, heads, body)
+  local tbl = pandoc.utils.from_simple_table(st)
+  tbl.attr = pandoc.Attr(id or "", { "results" })
+  return tbl
+end
+
+local function machine_caption(base, who, t)
+  local cap = {}
+  for _, x in ipairs(base) do cap[#cap + 1] = x end
+  if #cap > 0 then
+    cap[#cap + 1] = pandoc.Str(" —")
+    cap[#cap + 1] = pandoc.Space()
+  end
+  local text = who
+  if t.meta.cpu and t.meta.cpu ~= "" then text = text .. ": " .. t.meta.cpu end
+  cap[#cap + 1] = pandoc.Emph({ pandoc.Str(text) })
+  return cap
+end
+
+local function mine_path(results)
+  return join(cfg.results, results .. ".csv")
+end
+
+local function ref_path(results)
+  return join(cfg.data, results .. ".csv")
+end
+
+local function table_block(el)
+  local a = {}
+  for k, v in pairs(el.attributes) do a[k] = v end
+  local base = inlines_of(a.caption)
+  if a.file and a.file ~= "" then
+    local t = load_csv(a.file)
+    return build_table(t, a, base, a.file, el.identifier)
+  end
+  local results = a.results
+  if results == nil or results == "" then
+    fail("results-table needs results=\"stage-NN\" or file=\"path.csv\"")
+  end
+  local ref = load_csv(ref_path(results), ref_path(results))
+  local blocks = { build_table(ref, a, machine_caption(base, "Reference machine", ref),
+    ref_path(results), el.identifier) }
+  local mp = mine_path(results)
+  if not cfg.check and (a.mine or "yes") ~= "no" and file_exists(rooted(mp)) then
+    local ok, res = pcall(function()
+      local mine = load_csv(mp, mp)
+      return build_table(mine, a, machine_caption(base, "Your machine", mine), mp,
+        el.identifier ~= "" and (el.identifier .. "-mine") or "")
+    end)
+    if ok then
+      blocks[#blocks + 1] = res
+    else
+      local msg = (type(res) == "table" and res.msg) or tostring(res)
+      warn(msg .. " (your results table left out)")
+    end
+  end
+  if #blocks == 1 then return blocks[1] end
+  return pandoc.Div(blocks, pandoc.Attr("", { "results-pair" }))
+end
+
+-- ---------------------------------------------------------------------
+-- inline numbers
+
+local function result_span(el)
+  local a = el.attributes
+  local t, label
+  if a.file and a.file ~= "" then
+    t, label = load_csv(a.file), a.file
+  else
+    local results = a.results
+    if results == nil or results == "" then
+      fail("result span needs results=\"stage-NN\" or file=\"path.csv\"")
+    end
+    label = ref_path(results)
+    if a.source == "mine" and not cfg.check and file_exists(rooted(mine_path(results))) then
+      label = mine_path(results)
+    elseif a.source ~= nil and a.source ~= "mine" and a.source ~= "reference" then
+      fail(string.format("%s: source= must be 'mine' or 'reference', not '%s'", label, a.source))
+    end
+    t = load_csv(label, label)
+  end
+  if a.meta and a.meta ~= "" then
+    local v = t.meta[a.meta]
+    if v == nil then fail(string.format("%s: no '# %s:' header line", label, a.meta)) end
+    return pandoc.Str(v)
+  end
+  local col = a.column
+  if col == nil or col == "" then fail(string.format("%s: result span needs column= or meta=", label)) end
+  if col ~= "size" and not t.colset[col] then
+    fail(string.format("%s: no column '%s' (columns: %s)", label, col, table.concat(t.cols, ",")))
+  end
+  local rows = select_rows(t, parse_where(a.where, t, label))
+  if #rows == 0 then
+    fail(string.format("%s: no row matches where=\"%s\"", label, a.where or ""))
+  elseif #rows > 1 then
+    fail(string.format("%s: %d rows match where=\"%s\"; need exactly one", label, #rows, a.where or ""))
+  end
+  return pandoc.Str(format_value(col, cell_value(rows[1], col), a.format))
+end
+
+-- ---------------------------------------------------------------------
+-- images
+
+local function image(el)
+  local src = el.src
+  if src:match("^%a[%w+.-]*://") or src:match("^data:") then return nil end
+  local stage, rest = src:match("^build/plots/(stage%-[%w_]+)(.*)%.[sp][vn]g$")
+  if stage then
+    if rest ~= "" and rest ~= "-reference" then stage = nil end
+  end
+  if stage then
+    local ref = ref_path(stage)
+    if not file_exists(rooted(ref)) then
+      fail(string.format("image %s: no reference data %s to draw it from", src, ref))
+    end
+  end
+  if cfg.plots_format and src:match("%.svg$") then
+    local alt = src:gsub("%.svg$", "." .. cfg.plots_format)
+    if stage or file_exists(rooted(alt)) then
+      src = alt
+      el.src = alt
+    end
+  end
+  if not stage and not file_exists(rooted(src)) then
+    fail(string.format("image %s: file not found", src))
+  end
+  if stage and not cfg.check and not file_exists(rooted(src)) then
+    fail(string.format("image %s: not drawn yet (run 'make plots')", src))
+  end
+  return el
+end
+
+-- ---------------------------------------------------------------------
+-- the passes
+
+local function has_class(el, c)
+  for _, x in ipairs(el.classes) do if x == c then return true end end
+  return false
+end
+
+local function read_meta(meta)
+  local function m(k) return meta[k] ~= nil and stringify(meta[k]) or nil end
+  cfg.root = m("book-root") or cfg.root
+  cfg.data = m("book-data") or cfg.data
+  cfg.results = m("book-results") or cfg.results
+  if meta["book-check"] ~= nil then cfg.check = truthy(meta["book-check"]) end
+  cfg.plots_format = m("plots-format")
+  if cfg.plots_format == nil then
+    local out = PANDOC_STATE and PANDOC_STATE.output_file
+    if out and out:match("%.pdf$") then cfg.plots_format = "png" end
+  end
+  if cfg.plots_format == "svg" or cfg.plots_format == "" then cfg.plots_format = nil end
+end
+
+local function failed_block(msg)
+  return pandoc.Para({ pandoc.Strong({ pandoc.Str("[book.lua error: " .. msg .. "]") }) })
+end
+
+local main = {
+  CodeBlock = function(el)
+    if el.attributes["include"] ~= nil then
+      return guard(listing_block, el, "listing") or failed_block("listing")
+    end
+    if has_class(el, "results-table") or has_class(el, "csv-table") then
+      return guard(table_block, el, "table") or failed_block("table")
+    end
+    return nil
+  end,
+  Span = function(el)
+    if has_class(el, "result") then
+      return guard(result_span, el, "result") or pandoc.Strong({ pandoc.Str("[?]") })
+    end
+    return nil
+  end,
+  Image = function(el)
+    return guard(image, el, "image")
+  end,
+}
+
+local finish = {
+  Pandoc = function(doc)
+    if n_errors > 0 then
+      error(string.format("book.lua: %d error%s (see above)", n_errors, n_errors == 1 and "" or "s"), 0)
+    end
+    return doc
+  end,
+}
+
+return {
+  { Meta = function(meta) read_meta(meta) return nil end },
+  main,
+  finish,
+}

@@ -1,0 +1,105 @@
+# tools/book.mk: plots and the book. Included by the top-level Makefile.
+#
+#   make plots       build/plots/stage-NN.{svg,png} from your results when
+#                    build/results/stage-NN.csv exists, else from the reference;
+#                    build/plots/stage-NN-reference.{svg,png} always
+#   make book        build/book/book.{html,epub,pdf}
+#   make check-book  run the filter over book.md and its chapters (fast, no plots)
+#
+# Chapter order is the `chapters:` list in book.md's YAML metadata.
+
+BUILD ?= build
+PANDOC ?= pandoc
+
+BOOK_DIR        := $(BUILD)/book
+BOOK_PLOT_DIR   := $(BUILD)/plots
+BOOK_RESULTS    := $(BUILD)/results
+BOOK_REF_CSVS   := $(sort $(wildcard plots/data/stage-*.csv))
+BOOK_PLOT_STAMP := $(BOOK_PLOT_DIR)/.stamp
+BOOK_TOOLS      := tools/book.lua tools/book.css tools/check-book.sh
+BOOK_DEPS       := book.md $(wildcard chapters/*.md) $(BOOK_TOOLS) $(BOOK_REF_CSVS) \
+                   $(wildcard $(BOOK_RESULTS)/*.csv) $(wildcard common/*.[ch] \
+                   stages/*/*.[ch] stages/*/Makefile stages/*/*.mk plots/*.gp) \
+                   $(BOOK_PLOT_STAMP)
+
+# Common pandoc options; run from the repository root.
+BOOK_PANDOC := $(PANDOC) -f markdown --resource-path=. --lua-filter=tools/book.lua \
+               --toc --toc-depth=2 --number-sections --highlight-style=tango \
+               --css=tools/book.css
+BOOK_CHAPTERS = tools/check-book.sh --chapters book.md
+
+.PHONY: plots book book-html book-epub book-pdf check-book _book_force
+
+# --- plots -------------------------------------------------------------------
+# Always visited; a plot is redrawn only when its source CSV, the plotting
+# scripts, or the choice of source (yours or the reference) changed. The
+# stamp is touched only then, so the book is rebuilt only when needed.
+plots: $(BOOK_PLOT_STAMP)
+
+$(BOOK_PLOT_STAMP): _book_force
+	@mkdir -p $(BOOK_PLOT_DIR)
+	@changed=0; \
+	draw() { \
+	  src=$$1; out=$$2; what=$$3; \
+	  if [ -f "$$out.svg" ] && [ -f "$$out.png" ] && [ -f "$$out.src" ] && \
+	     [ "$$(cat "$$out.src")" = "$$src" ] && \
+	     [ ! "$$src" -nt "$$out.png" ] && [ ! tools/plot.sh -nt "$$out.png" ] && \
+	     [ ! plots/gflops.gp -nt "$$out.png" ]; then \
+	    echo "plots: $$out.svg is up to date ($$what: $$src)"; \
+	    return 0; \
+	  fi; \
+	  echo "plots: $$out.{svg,png} <- $$src ($$what)"; \
+	  tools/plot.sh "$$src" "$$out" "($$what)" || return 1; \
+	  printf '%s\n' "$$src" > "$$out.src"; \
+	  changed=1; \
+	}; \
+	for ref in $(BOOK_REF_CSVS); do \
+	  s=$$(basename "$$ref" .csv); mine=$(BOOK_RESULTS)/$$s.csv; \
+	  if [ -f "$$mine" ]; then \
+	    draw "$$mine" $(BOOK_PLOT_DIR)/$$s "your machine" || exit 1; \
+	  else \
+	    draw "$$ref" $(BOOK_PLOT_DIR)/$$s "reference machine" || exit 1; \
+	  fi; \
+	  draw "$$ref" $(BOOK_PLOT_DIR)/$$s-reference "reference machine" || exit 1; \
+	done; \
+	if [ $$changed = 1 ] || [ ! -f $@ ]; then touch $@; fi
+
+_book_force:
+
+# --- the book ----------------------------------------------------------------
+book: $(BOOK_DIR)/book.html $(BOOK_DIR)/book.epub $(BOOK_DIR)/book.pdf
+	@echo "book: $(BOOK_DIR)/book.html $(BOOK_DIR)/book.epub $(BOOK_DIR)/book.pdf"
+
+book-html: $(BOOK_DIR)/book.html
+book-epub: $(BOOK_DIR)/book.epub
+book-pdf: $(BOOK_DIR)/book.pdf
+
+$(BOOK_DIR)/book.html: $(BOOK_DEPS)
+	@mkdir -p $(@D)
+	@chapters=$$($(BOOK_CHAPTERS)) || exit 1; \
+	echo "pandoc -> $@"; \
+	$(BOOK_PANDOC) -t html5 --self-contained -o $@ book.md $$chapters \
+	  || { rm -f $@; exit 1; }
+
+$(BOOK_DIR)/book.epub: $(BOOK_DEPS)
+	@mkdir -p $(@D)
+	@chapters=$$($(BOOK_CHAPTERS)) || exit 1; \
+	echo "pandoc -> $@"; \
+	$(BOOK_PANDOC) -t epub3 --epub-chapter-level=1 -o $@ book.md $$chapters \
+	  || { rm -f $@; exit 1; }
+
+# weasyprint 57 cannot read gnuplot's SVG: the PDF uses the PNG plots.
+$(BOOK_DIR)/book.pdf: $(BOOK_DEPS)
+	@mkdir -p $(@D)
+	@chapters=$$($(BOOK_CHAPTERS)) || exit 1; \
+	echo "pandoc -> $@ (weasyprint)"; \
+	$(BOOK_PANDOC) -t html5 --pdf-engine=weasyprint -M plots-format=png \
+	  -o $@ book.md $$chapters 2> $(BOOK_DIR)/pdf.log; \
+	status=$$?; \
+	grep -v -E '^WARNING: (Ignored|Expected a media type|Invalid media type)' \
+	  $(BOOK_DIR)/pdf.log >&2 || true; \
+	if [ $$status -ne 0 ]; then rm -f $@; exit $$status; fi
+
+# --- checks ------------------------------------------------------------------
+check-book:
+	@tools/check-book.sh --book book.md

@@ -1,0 +1,80 @@
+#!/bin/sh
+# Checks that what a target needs is installed, installs what is missing on
+# Debian/Ubuntu (apt-get as root, or through sudo), and otherwise prints the
+# exact command to run and fails.
+#
+#   tools/deps.sh build|test|all|cross
+#
+# build: compile and benchmark; test: + Criterion, pandoc for the book check;
+# all: + gnuplot, pandoc and weasyprint for plots and the book;
+# cross: the AArch64 cross compiler and qemu, to build and test the NEON code.
+set -u
+
+want="${1:-all}"
+
+# "package:command-or-file" pairs; the second part is what we probe for.
+build="gcc:gcc make:make libopenblas-dev:/usr/include/x86_64-linux-gnu/cblas.h python3:python3"
+test="libcriterion-dev:/usr/include/criterion/criterion.h pandoc:pandoc"
+book="gnuplot-nox:gnuplot pandoc:pandoc weasyprint:weasyprint"
+cross="gcc-aarch64-linux-gnu:aarch64-linux-gnu-gcc qemu-user:qemu-aarch64"
+
+case "$want" in
+build) list="$build" ;;
+test) list="$build $test" ;;
+all) list="$build $test $book" ;;
+cross) list="$cross" ;;
+*) echo "usage: tools/deps.sh build|test|all|cross" >&2; exit 2 ;;
+esac
+
+# OpenBLAS's headers live elsewhere on other architectures.
+arch_include="/usr/include/$(gcc -dumpmachine 2>/dev/null || echo unknown)/cblas.h"
+
+have() {
+    case "$1" in
+    /usr/include/x86_64-linux-gnu/cblas.h) [ -e "$1" ] || [ -e "$arch_include" ] || [ -e /usr/include/cblas.h ] ;;
+    /*) [ -e "$1" ] ;;
+    *) command -v "$1" >/dev/null 2>&1 ;;
+    esac
+}
+
+missing=""
+seen=""
+for pair in $list; do
+    pkg="${pair%%:*}"
+    probe="${pair#*:}"
+    case " $seen " in *" $pkg "*) continue ;; esac
+    seen="$seen $pkg"
+    if have "$probe"; then
+        printf '  \342\234\223 %s\n' "$pkg"
+    else
+        printf '  \342\234\227 %s (no %s)\n' "$pkg" "$probe"
+        missing="$missing $pkg"
+    fi
+done
+
+[ -z "$missing" ] && exit 0
+
+line="apt-get install -y$missing"
+if ! command -v apt-get >/dev/null 2>&1; then
+    echo "error: missing:$missing; this is not a Debian-like system, install them with your package manager" >&2
+    exit 1
+fi
+if [ "$(id -u)" = 0 ]; then
+    sudo=""
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    sudo="sudo"
+else
+    echo "error: missing:$missing" >&2
+    echo "run:   sudo apt-get update && sudo $line" >&2
+    exit 1
+fi
+echo "installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q >/dev/null || true
+# shellcheck disable=SC2086
+if ! $sudo apt-get install -y -q $missing >/dev/null; then
+    echo "error: apt-get could not install:$missing" >&2
+    echo "run:   sudo apt-get update && sudo $line" >&2
+    exit 1
+fi
+for pkg in $missing; do printf '  \342\234\223 %s (installed)\n' "$pkg"; done

@@ -1,0 +1,46 @@
+#!/bin/sh
+# `make grade` in a stage (or a kit): run the stage's tests, then benchmark
+# the graded kernels, and print tests passed and speed as % of OpenBLAS.
+#   tools/grade.sh MAKE STAGE KERNELS SIZE      (run from the stage directory)
+set -u
+make="$1"; stage="$2"; kernels="$3"; size="$4"
+root=$(cd ../.. && pwd)
+results="$root/build/results/stage-$stage.csv"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+echo "== grading stage $stage: tests"
+$make --no-print-directory test >"$log" 2>&1
+summary=$(grep 'Synthesis:' "$log" | tail -n 1)
+tested=$(echo "$summary" | sed -n 's/.*Tested: \([0-9]*\).*/\1/p')
+passing=$(echo "$summary" | sed -n 's/.*Passing: \([0-9]*\).*/\1/p')
+if [ -z "$tested" ]; then
+    tail -n 20 "$log"
+    echo "error: the tests did not build or run (see above)" >&2
+    exit 1
+fi
+grep -E '^\[(FAIL|----)\]' "$log" | head -n 20
+
+echo "== grading stage $stage: speed at n = $size"
+rm -f "$results"
+$make --no-print-directory bench SIZES="$size" KERNELS="$kernels" REPS=3 >"$log" 2>&1
+bench_ok=$?
+[ $bench_ok -eq 0 ] || grep 'error:' "$log"
+
+echo
+echo "tests passed: $passing of $tested"
+best=0
+for kernel in $(echo "$kernels" | tr ',' ' '); do
+    line=$(grep "^$kernel[-,]" "$results" 2>/dev/null | head -n 1)
+    if [ -z "$line" ]; then
+        echo "$kernel: no result (wrong answer or not built): 0 % of OpenBLAS"
+        continue
+    fi
+    echo "$line" | awk -F, '{ printf "%s: %.1f GFLOPS, %.1f %% of OpenBLAS, %.1f %% of peak\n", $1, $8, 100 * $10, $9 }'
+done
+awk -F, -v k=",$kernels," '!/^#/ && $1 != "kernel" {
+        name = $1; sub(/-.*/, "", name)
+        if (index(k, "," name ",") && 100 * $10 > best) best = 100 * $10
+    } END { printf "performance score: %.1f %% of OpenBLAS (best graded kernel)\n", best }' \
+    "$results" 2>/dev/null || echo "performance score: 0 % of OpenBLAS"
+[ "$passing" = "$tested" ] && [ $bench_ok -eq 0 ]

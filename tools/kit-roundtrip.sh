@@ -1,0 +1,29 @@
+#!/bin/sh
+# Proves a stage's kit works: it builds, its tests fail on the stubs, and
+# they pass once the solutions are put back.   tools/kit-roundtrip.sh 01_naive
+set -u
+name="$1"
+root=$(cd "$(dirname "$0")/.." && pwd)
+kit=$(mktemp -d)/"$name"
+trap 'rm -rf "$(dirname "$kit")"' EXIT
+
+python3 "$root/tools/make_assignment.py" "$root" "$name" "$kit" || exit 1
+# No leftovers of the solutions in the kit.
+if grep -rn 'BEGIN SOLUTION\|END SOLUTION' "$kit" >/dev/null; then
+    echo "kit-roundtrip: solution markers left in the kit" >&2; exit 1
+fi
+# The kit must build its tests with the stubs in place.
+make -s -C "$kit/stages/$name" MODE=test test-build >"$kit.log" 2>&1 ||
+    { tail -n 30 "$kit.log"; echo "kit-roundtrip: the kit does not build" >&2; exit 1; }
+stage=$(echo "$name" | sed 's/^0*\([0-9]*\)_.*/\1/')
+for task in $(grep -rho "TODO task $stage\.[0-9]*" "$kit" | sed 's/TODO task //' | sort -u); do
+    if make -s -C "$kit/stages/$name" test TASK="$task" >"$kit.log" 2>&1; then
+        echo "kit-roundtrip: task $task's tests pass on the stub" >&2; exit 1
+    fi
+    echo "stub for task $task fails its tests, as it should"
+done
+python3 "$root/tools/make_assignment.py" "$root" "$name" "$kit" --restore || exit 1
+make -s -C "$kit/stages/$name" test >"$kit.log" 2>&1 ||
+    { tail -n 30 "$kit.log"; echo "kit-roundtrip: tests fail with the solutions back" >&2; exit 1; }
+grep 'Synthesis' "$kit.log"
+echo "kit-roundtrip: $name ok"
