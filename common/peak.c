@@ -178,14 +178,24 @@ static void cache_append(const char *path, const struct peak *p)
     fclose(f);
 }
 
+// Within one process each peak is measured once: a table must not change
+// its yardstick from one row to the next.
+enum { REMEMBERED_THREADS = 64 };
+static struct peak remembered[ISA_COUNT][REMEMBERED_THREADS + 1];
+
 struct peak peak_get(enum isa isa, int threads)
 {
+    int slot = threads <= REMEMBERED_THREADS ? threads : 0;
+    if (slot && remembered[isa][slot].threads == threads)
+        return remembered[isa][slot];
     const char *path = getenv("PEAK_CACHE");
     struct peak p;
-    if (path && *path && cache_read(path, isa, threads, &p) == 0)
-        return p;
-    p = measure(isa, threads);
-    if (path && *path && p.gflops > 0.0)
-        cache_append(path, &p);
+    if (!(path && *path && cache_read(path, isa, threads, &p) == 0)) {
+        p = measure(isa, threads);
+        if (path && *path && p.gflops > 0.0)
+            cache_append(path, &p);
+    }
+    if (slot)
+        remembered[isa][slot] = p;
     return p;
 }
