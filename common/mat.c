@@ -79,7 +79,7 @@ static double op_b(const struct mat_problem *p, int l, int j)
 // whose own error is ~2^29 times smaller and does not matter. The bound is
 // rigorous: a correct kernel can never exceed it, and a kernel that drops or
 // repeats one product almost always does. FLT_MIN covers underflow.
-static double error_bound(int k, double magnitude)
+double mat_error_bound(int k, double magnitude)
 {
     double u = 0.5 * FLT_EPSILON;
     double n = (double)k + 2.0;
@@ -113,7 +113,7 @@ static void check_one(const struct mat_problem *p, const float *C, int ldc, int 
         }
         return;
     }
-    double ratio = fabs(got - want) / error_bound(p->k, magnitude);
+    double ratio = fabs(got - want) / mat_error_bound(p->k, magnitude);
     if (ratio > r->ratio || r->checked == 1) {
         r->ratio = ratio;
         r->i = i, r->j = j, r->got = got, r->want = want;

@@ -45,6 +45,10 @@ struct mat_check {
     int not_finite;    // C held a NaN or an infinity
 };
 
+// The most a float GEMM element may differ from the exact result when its
+// sum has k products and |alpha|·Σ|a·b| + |beta·c0| = magnitude (see mat.c).
+double mat_error_bound(int k, double magnitude);
+
 // Compares every element when m·n ≤ max_checks, else max_checks elements
 // picked at random plus the four corners (edge handling is where kernels break).
 struct mat_check mat_check_gemm(const struct mat_problem *p, const float *C, int ldc,
