@@ -10,6 +10,14 @@ void blas_sgemm(int m, int n, int k, const float *A, int lda, const float *B, in
                 0.0f, C, ldc);
 }
 
+void blas_gemm(int transa, int transb, int m, int n, int k, float alpha, const float *A,
+               int lda, const float *B, int ldb, float beta, float *C, int ldc)
+{
+    cblas_sgemm(CblasRowMajor, transa ? CblasTrans : CblasNoTrans,
+                transb ? CblasTrans : CblasNoTrans, m, n, k, alpha, A, lda, B, ldb, beta, C,
+                ldc);
+}
+
 void blas_set_threads(int threads)
 {
     openblas_set_num_threads(threads);

@@ -32,7 +32,7 @@ int isa_supported(enum isa isa)
     case ISA_AVX2:
         return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     case ISA_AVX512:
-        return __builtin_cpu_supports("avx512f");
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
 #endif
 #if defined(__aarch64__)
     case ISA_NEON:

@@ -1,0 +1,167 @@
+// gemm.h: single-precision matrix multiply, C = alpha·op(A)·op(B) + beta·C.
+//
+// All matrices are row-major with explicit leading dimensions. op(X) is X or
+// its transpose. op(A) is m×k, op(B) is k×n, C is m×n:
+//   A is m×k (lda ≥ k) when not transposed, k×m (lda ≥ m) when transposed;
+//   B is k×n (ldb ≥ n) when not transposed, n×k (ldb ≥ k) when transposed;
+//   C is m×n, ldc ≥ n.
+// When beta is 0, C is only written, so it may hold anything (even NaN).
+//
+// Results do not depend on the number of threads: every element of C is
+// summed by one thread, over k, in one fixed order.
+#ifndef GEMM_H
+#define GEMM_H
+
+#include "cpu.h"
+
+enum gemm_trans { GEMM_NOTRANS = 0, GEMM_TRANS = 1 };
+
+// Front door: picks a small-matrix path or the packed path, and how many
+// threads to use, from the shape alone.
+void gemm(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
+          float alpha, const float *A, int lda, const float *B, int ldb,
+          float beta, float *C, int ldc);
+
+// The Goto/BLIS five loops on one thread.
+void gemm_packed(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
+                 float alpha, const float *A, int lda, const float *B, int ldb,
+                 float beta, float *C, int ldc);
+
+// The five loops shared by omp_get_max_threads() OpenMP threads.
+void gemm_parallel(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
+                   float alpha, const float *A, int lda, const float *B, int ldb,
+                   float beta, float *C, int ldc);
+
+// The same, with an explicit thread count (gemm() uses it to give small
+// problems fewer threads than omp_get_max_threads()).
+void gemm_parallel_threads(int threads, enum gemm_trans ta, enum gemm_trans tb,
+                           int m, int n, int k, float alpha, const float *A,
+                           int lda, const float *B, int ldb, float beta,
+                           float *C, int ldc);
+
+// Path for small or skinny problems, where packing op(A) would cost more than
+// it saves: op(B) is packed whole, op(A) is read in place (one thread).
+void gemm_small(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
+                float alpha, const float *A, int lda, const float *B, int ldb,
+                float beta, float *C, int ldc);
+void gemm_small_threads(int threads, enum gemm_trans ta, enum gemm_trans tb,
+                        int m, int n, int k, float alpha, const float *A,
+                        int lda, const float *B, int ldb, float beta, float *C,
+                        int ldc);
+
+// ---------------------------------------------------------------------------
+// Blocking. The micro-kernel computes an mr×nr block of C; the loops around
+// it cut op(A) into mc×kc blocks and op(B) into kc×nc panels so each piece
+// stays in the cache level that feeds the next loop in.
+struct gemm_blocking {
+    int mc, kc, nc, mr, nr;
+};
+
+// Derives mc, kc and nc from cache sizes in bytes for a kernel of mr×nr.
+struct gemm_blocking gemm_blocking_for_caches(long l1_bytes, long l2_bytes,
+                                              long l3_bytes, int mr, int nr);
+
+// The blocking the current kernel uses: derived once from this machine's
+// cache sizes (cpu_caches()) for the kernel's MR×NR.
+struct gemm_blocking gemm_current_blocking(void);
+
+// ---------------------------------------------------------------------------
+// Instruction sets (enum isa of cpu.h). The best one this CPU has is used
+// unless a program asks for another, e.g. to compare them.
+
+// Returns 0, or -1 (and changes nothing) if this CPU or build lacks the ISA.
+int gemm_set_isa(enum isa isa);
+void gemm_set_best_isa(void);
+enum isa gemm_get_isa(void);
+
+// ---------------------------------------------------------------------------
+// Micro-kernels. They read packed data only, never a transpose:
+//   a is an mr×kc sliver of op(A), column by column: a[p*mr + i];
+//   b is a kc×nr micro-panel of op(B), row by row:    b[p*nr + j].
+// They compute, for i < m ≤ mr and j < n ≤ nr,
+//   C[i][j] = alpha · Σp a[p*mr+i]·b[p*nr+j] + beta · C[i][j]
+// and never read C when beta is 0. A partial block (m < mr or n < nr) gets
+// exactly the same arithmetic as a full one, so where the blocks fall (which
+// depends on the thread split) cannot change the result.
+typedef void gemm_microkernel(int m, int n, int kc, const float *a,
+                              const float *b, float *C, int ldc, float alpha,
+                              float beta);
+
+// The same block, but reading A where it lies: op(A)[i][p] = a[i*rs_a + p*cs_a]
+// (so no packing of A is needed); b is packed as above.
+typedef void gemm_microkernel_direct(int m, int n, int kc, const float *a,
+                                     long rs_a, long cs_a, const float *b,
+                                     float *C, int ldc, float alpha, float beta);
+
+gemm_microkernel_direct gemm_kernel_avx512_direct;
+gemm_microkernel gemm_kernel_scalar;
+gemm_microkernel gemm_kernel_avx2;
+gemm_microkernel gemm_kernel_avx512;
+gemm_microkernel gemm_kernel_neon;
+
+enum { GEMM_SCALAR_MR = 4, GEMM_SCALAR_NR = 8 };
+enum { GEMM_AVX2_MR = 6, GEMM_AVX2_NR = 16 };
+enum { GEMM_AVX512_MR = 14, GEMM_AVX512_NR = 32 };
+enum { GEMM_NEON_MR = 8, GEMM_NEON_NR = 12 };
+
+struct gemm_kernel {
+    enum isa isa;
+    gemm_microkernel *run;
+    gemm_microkernel_direct *run_direct; // NULL: this ISA has none
+    struct gemm_blocking blocking;
+};
+
+// The kernel selected by gemm_set_isa() (AUTO on first use).
+const struct gemm_kernel *gemm_current_kernel(void);
+
+// ---------------------------------------------------------------------------
+// Packing. Both write zero-padded, 64-byte-aligned-friendly layouts that the
+// micro-kernels read with unit stride.
+
+// Packs the mc×kc block of op(A) starting at A into mr-row slivers:
+// sliver s holds rows s·mr … s·mr+mr-1, stored a[p*mr + i]; missing rows are 0.
+// dst holds ceil(mc/mr)·mr·kc floats.
+void pack_a_panel(enum gemm_trans ta, int mc, int kc, const float *A, int lda,
+                  int mr, float *dst);
+
+// Packs the kc×nc panel of op(B) starting at B into nr-column micro-panels:
+// micro-panel s holds columns s·nr … s·nr+nr-1, stored b[p*nr + j]; missing
+// columns are 0. dst holds ceil(nc/nr)·nr·kc floats.
+void pack_b_panel(enum gemm_trans tb, int kc, int nc, const float *B, int ldb,
+                  int nr, float *dst);
+
+// One nr-column micro-panel of pack_b_panel (nc ≤ nr); used by threads that
+// share the packing of one panel.
+void pack_b_micropanel(enum gemm_trans tb, int kc, int nc, const float *B,
+                       int ldb, int nr, float *dst);
+
+// Pieces of the loops shared by gemm_packed.c and gemm_parallel.c.
+
+// Address of op(A)[i][p] and op(B)[p][j].
+const float *gemm_a_at(enum gemm_trans ta, const float *A, int lda, int i, int p);
+const float *gemm_b_at(enum gemm_trans tb, const float *B, int ldb, int p, int j);
+
+// The two innermost loops: updates the mc×nc block C from a packed mc×kc
+// block of op(A) and a packed kc×nc panel of op(B).
+void gemm_macro_kernel(const struct gemm_kernel *kernel, int mc, int nc,
+                       int kc, const float *a_packed, const float *b_packed,
+                       float *C, int ldc, float alpha, float beta);
+
+// C = beta·C for the m×n matrix C (beta == 0 writes zeros, never reads C).
+void gemm_scale(int m, int n, float beta, float *C, int ldc);
+
+// Copies a count×rows block transposed: dst[q*ld_dst + i] = src[i*ld_src + q]
+// for q < count, i < rows (the packing routines use it for transposed reads).
+void gemm_transpose_rows(int count, int rows, const float *src, int ld_src,
+                         float *dst, int ld_dst);
+
+// 64-byte aligned buffer of count floats, or NULL. Free with gemm_free().
+float *gemm_alloc(long count);
+void gemm_free(float *p);
+
+// This thread's packing buffer of at least count floats (64-byte aligned),
+// kept for the next call; NULL if out of memory. Do not free it.
+enum gemm_buffer { GEMM_BUFFER_A, GEMM_BUFFER_B, GEMM_BUFFERS };
+float *gemm_buffer(enum gemm_buffer which, long count);
+
+#endif

@@ -1,0 +1,113 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "blas.h"
+#include "gemm_backend.h"
+#include "mat.h"
+#include "naive.h"
+
+typedef void plain_matmul(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
+                          float *C, int ldc);
+
+// The kernels of chapters 1–3 compute only C = A·B. To serve as a full GEMM,
+// transposed operands are first copied the right way round, the product goes
+// to a scratch matrix, and alpha and beta are applied on the way into C.
+// That costs an extra pass over the data: fine for comparing, which is what
+// these backends are for.
+static int run_plain(plain_matmul *fn, enum gemm_trans ta, enum gemm_trans tb, int m, int n,
+                     int k, float alpha, const float *A, int lda, const float *B, int ldb,
+                     float beta, float *C, int ldc)
+{
+    if (!ta && !tb && alpha == 1.0f && beta == 0.0f) {
+        fn(m, n, k, A, lda, B, ldb, C, ldc);
+        return 0;
+    }
+    float *a = ta ? mat_alloc(m, k) : NULL, *b = tb ? mat_alloc(k, n) : NULL;
+    float *t = mat_alloc(m, n);
+    int ok = t && (!ta || a) && (!tb || b);
+    if (ok) {
+        for (int i = 0; ta && i < m; i++)
+            for (int p = 0; p < k; p++)
+                a[(size_t)i * k + p] = A[(size_t)p * lda + i];
+        for (int p = 0; tb && p < k; p++)
+            for (int j = 0; j < n; j++)
+                b[(size_t)p * n + j] = B[(size_t)j * ldb + p];
+        fn(m, n, k, ta ? a : A, ta ? k : lda, tb ? b : B, tb ? n : ldb, t, n);
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < n; j++) {
+                float *c = &C[(size_t)i * ldc + j];
+                // beta = 0 means C is not read: it may hold NaN.
+                *c = alpha * t[(size_t)i * n + j] + (beta == 0.0f ? 0.0f : beta * *c);
+            }
+    }
+    mat_free(a);
+    mat_free(b);
+    mat_free(t);
+    return ok ? 0 : -1;
+}
+
+static int naive(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
+                 const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc)
+{
+    return run_plain(matmul_ikj, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+static int packed(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
+                  const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                  int ldc)
+{
+    gemm_packed(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    return 0;
+}
+
+static int parallel(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
+                    const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                    int ldc)
+{
+    gemm_parallel(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    return 0;
+}
+
+static int front_door(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
+                      const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                      int ldc)
+{
+    gemm(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    return 0;
+}
+
+static int openblas(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
+                    const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                    int ldc)
+{
+    blas_gemm(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    return 0;
+}
+
+static const struct gemm_backend backends[] = {
+    {"auto", "gemm(): path and threads chosen from the shape", front_door},
+    {"naive", "the i-p-j loops of chapter 1", naive},
+    {"packed", "the packed five loops on one thread (chapter 4)", packed},
+    {"parallel", "the packed five loops on all threads (chapter 5)", parallel},
+    {"openblas", "OpenBLAS's sgemm", openblas},
+};
+
+const struct gemm_backend *gemm_backend_all(int *count)
+{
+    *count = (int)(sizeof backends / sizeof backends[0]);
+    return backends;
+}
+
+const struct gemm_backend *gemm_backend_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++)
+        if (strcmp(backends[i].name, name) == 0)
+            return &backends[i];
+    return NULL;
+}
+
+const struct gemm_backend *gemm_backend_from_env(void)
+{
+    const char *name = getenv("GEMM_BACKEND");
+    return gemm_backend_find(name && *name ? name : "auto");
+}

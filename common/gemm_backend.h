@@ -1,0 +1,33 @@
+#ifndef GEMM_BACKEND_H
+#define GEMM_BACKEND_H
+
+#include "gemm.h"
+
+// Every matrix multiply of the book behind one interface, so a program (the
+// training chapters' networks, a benchmark) can be run on any of them:
+//   naive     the i-p-j loops of chapter 1         (common/naive.c)
+//   packed    the five loops on one thread, ch. 4  (common/gemm_packed.c)
+//   parallel  the five loops on all threads, ch. 5 (common/gemm_parallel.c)
+//   auto      gemm(): picks a path and threads from the shape (common/gemm.c)
+//   openblas  the peer we measure against
+// Each computes C = alpha·op(A)·op(B) + beta·C with the arguments of gemm().
+// It returns 0, or -1 when it could not get the memory it needed.
+typedef int gemm_backend_fn(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
+                            float alpha, const float *A, int lda, const float *B, int ldb,
+                            float beta, float *C, int ldc);
+
+struct gemm_backend {
+    const char *name;
+    const char *about;
+    gemm_backend_fn *run;
+};
+
+// The backend called name, or NULL.
+const struct gemm_backend *gemm_backend_find(const char *name);
+// All of them, for listing in a usage message.
+const struct gemm_backend *gemm_backend_all(int *count);
+// The backend named by the environment variable GEMM_BACKEND, "auto" when it
+// is unset; NULL when it names none (the caller says so and lists them).
+const struct gemm_backend *gemm_backend_from_env(void);
+
+#endif

@@ -1,0 +1,89 @@
+// gemm_small.c: path for small or skinny problems. Packing op(A) costs a
+// pass over A, repaid only when each packed element then serves many columns
+// of C; when n is small it does not. Here op(B) is packed whole (it is small)
+// and the micro-kernel reads A where it lies.
+#include "gemm.h"
+
+#include <stddef.h>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+static int min_int(int a, int b)
+{
+    return a < b ? a : b;
+}
+
+enum { CHUNK = 64 }; // columns of C accumulated at once
+
+// Plain loops, for ISAs without a direct micro-kernel (and when out of memory).
+static void gemm_loops(enum gemm_trans ta, enum gemm_trans tb, int m, int n,
+                       int k, float alpha, const float *A, int lda,
+                       const float *B, int ldb, float beta, float *C, int ldc)
+{
+    for (int i = 0; i < m; i++) {
+        float *c = C + (long)i * ldc;
+        for (int j0 = 0; j0 < n; j0 += CHUNK) {
+            int nj = min_int(n - j0, CHUNK);
+            float acc[CHUNK] = {0.0f};
+            // acc[j] = Σp op(A)[i][p]·op(B)[p][j0+j], summed in order of p.
+            for (int p = 0; p < k; p++) {
+                float a = *gemm_a_at(ta, A, lda, i, p);
+                for (int j = 0; j < nj; j++)
+                    acc[j] += a * *gemm_b_at(tb, B, ldb, p, j0 + j);
+            }
+            for (int j = 0; j < nj; j++) {
+                if (beta == 0.0f)
+                    c[j0 + j] = alpha * acc[j];
+                else
+                    c[j0 + j] = alpha * acc[j] + beta * c[j0 + j];
+            }
+        }
+    }
+}
+
+void gemm_small(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
+                float alpha, const float *A, int lda, const float *B, int ldb,
+                float beta, float *C, int ldc)
+{
+    gemm_small_threads(1, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void gemm_small_threads(int threads, enum gemm_trans ta, enum gemm_trans tb,
+                        int m, int n, int k, float alpha, const float *A,
+                        int lda, const float *B, int ldb, float beta, float *C,
+                        int ldc)
+{
+    if (m <= 0 || n <= 0)
+        return;
+    if (k <= 0 || alpha == 0.0f) {
+        gemm_scale(m, n, beta, C, ldc);
+        return;
+    }
+    const struct gemm_kernel *kernel = gemm_current_kernel();
+    int mr = kernel->blocking.mr, nr = kernel->blocking.nr;
+    float *b_packed = NULL;
+    if (kernel->run_direct != NULL)
+        b_packed = gemm_buffer(GEMM_BUFFER_B, (long)(n + nr - 1) / nr * nr * k);
+    if (b_packed == NULL) {
+        gemm_loops(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    pack_b_panel(tb, k, n, B, ldb, nr, b_packed);
+
+    // op(A)[i][p] = A[i*rs_a + p*cs_a].
+    long rs_a = ta == GEMM_NOTRANS ? lda : 1;
+    long cs_a = ta == GEMM_NOTRANS ? 1 : lda;
+    int tiles = (m + mr - 1) / mr;
+    // Threads take whole mr-row blocks of C; each sweeps all of B (which
+    // stays in its L2) while its rows of A stay in L1.
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+    for (int t = 0; t < tiles; t++) {
+        int i = t * mr;
+        for (int j = 0; j < n; j += nr)
+            kernel->run_direct(min_int(mr, m - i), min_int(nr, n - j), k,
+                               A + i * rs_a, rs_a, cs_a, b_packed + (long)j * k,
+                               C + (long)i * ldc + j, ldc, alpha, beta);
+    }
+}

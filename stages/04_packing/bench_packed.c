@@ -1,0 +1,55 @@
+// The stage-04 benchmark: the packed five-loop GEMM of common/gemm_packed.c
+// on one thread, with each ISA's micro-kernel, against OpenBLAS on one thread.
+#include "bench.h"
+#include "gemm.h"
+
+static void packed(enum isa isa, int m, int n, int k, const float *A, int lda,
+                   const float *B, int ldb, float *C, int ldc)
+{
+    gemm_set_isa(isa);
+    gemm_packed(GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+    gemm_set_best_isa();
+}
+
+static void packed_scalar(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
+                          float *C, int ldc)
+{
+    packed(ISA_SCALAR, m, n, k, A, lda, B, ldb, C, ldc);
+}
+
+static void packed_avx2(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
+                        float *C, int ldc)
+{
+    packed(ISA_AVX2, m, n, k, A, lda, B, ldb, C, ldc);
+}
+
+static void packed_avx512(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
+                          float *C, int ldc)
+{
+    packed(ISA_AVX512, m, n, k, A, lda, B, ldb, C, ldc);
+}
+
+static void packed_neon(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
+                        float *C, int ldc)
+{
+    packed(ISA_NEON, m, n, k, A, lda, B, ldb, C, ldc);
+}
+
+static const struct bench_kernel kernels[] = {
+    {"packed_scalar", ISA_SCALAR, 0, packed_scalar},
+    {"packed_avx2", ISA_AVX2, 0, packed_avx2},
+    {"packed_avx512", ISA_AVX512, 0, packed_avx512},
+    {"packed_neon", ISA_NEON, 0, packed_neon},
+};
+
+int main(int argc, char **argv)
+{
+    struct bench_stage stage = {
+        .name = "stage-04",
+        .kernels = kernels,
+        .nkernels = sizeof kernels / sizeof kernels[0],
+        .sizes = "256,512,768,1024,1536,2048",
+        .quick_sizes = "128,256,512,1024",
+    };
+    return bench_main(&stage, argc, argv);
+}

@@ -1,0 +1,57 @@
+// The stage-05 benchmark: the packed GEMM shared among OpenMP threads
+// (common/gemm_parallel.c), and the library's front door gemm(), which picks
+// a path and a thread count from the shape, against OpenBLAS on as many threads.
+#include "bench.h"
+#include "gemm.h"
+
+static void parallel(enum isa isa, int m, int n, int k, const float *A, int lda,
+                     const float *B, int ldb, float *C, int ldc)
+{
+    gemm_set_isa(isa);
+    gemm_parallel(GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+    gemm_set_best_isa();
+}
+
+static void parallel_avx2(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
+                          float *C, int ldc)
+{
+    parallel(ISA_AVX2, m, n, k, A, lda, B, ldb, C, ldc);
+}
+
+static void parallel_avx512(int m, int n, int k, const float *A, int lda, const float *B,
+                            int ldb, float *C, int ldc)
+{
+    parallel(ISA_AVX512, m, n, k, A, lda, B, ldb, C, ldc);
+}
+
+static void parallel_neon(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
+                          float *C, int ldc)
+{
+    parallel(ISA_NEON, m, n, k, A, lda, B, ldb, C, ldc);
+}
+
+static void front_door(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
+                       float *C, int ldc)
+{
+    gemm(GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+}
+
+static struct bench_kernel kernels[] = {
+    {"parallel_avx2", ISA_AVX2, 1, parallel_avx2},
+    {"parallel_avx512", ISA_AVX512, 1, parallel_avx512},
+    {"parallel_neon", ISA_NEON, 1, parallel_neon},
+    {"gemm", ISA_SCALAR, 1, front_door},  // isa set in main: the best this CPU has
+};
+
+int main(int argc, char **argv)
+{
+    kernels[3].isa = isa_best();
+    struct bench_stage stage = {
+        .name = "stage-05",
+        .kernels = kernels,
+        .nkernels = sizeof kernels / sizeof kernels[0],
+        .sizes = "256,512,768,1024,1536,2048",
+        .quick_sizes = "128,256,512,1024",
+    };
+    return bench_main(&stage, argc, argv);
+}

@@ -1,0 +1,321 @@
+// The library GEMM of common/ (chapters 4 and 5): every transpose, alpha,
+// beta, shape and leading dimension, per ISA, and the same bits on any
+// number of threads.
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gemm.h"
+#include "gemm_backend.h"
+#include "mat.h"
+
+static const enum gemm_trans transposes[2] = {GEMM_NOTRANS, GEMM_TRANS};
+static const float alphas[2] = {1.0f, -0.5f};
+static const float betas[3] = {0.0f, 1.0f, 0.3f};
+
+typedef void gemm_fn(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
+                     const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                     int ldc);
+
+// Operands big enough for every shape of a test, with room for padding.
+struct operands {
+    float *A, *B, *C0, *C;
+    int cap; // rows and columns each buffer can hold, padding included
+};
+
+static struct operands operands_new(int cap)
+{
+    struct operands o = {mat_alloc(cap, cap), mat_alloc(cap, cap), mat_alloc(cap, cap),
+                         mat_alloc(cap, cap), cap};
+    cr_assert(o.A && o.B && o.C0 && o.C, "out of memory");
+    mat_fill_random(o.A, cap, cap, cap, 11);
+    mat_fill_random(o.B, cap, cap, cap, 12);
+    mat_fill_random(o.C0, cap, cap, cap, 13);
+    return o;
+}
+
+static void operands_free(struct operands *o)
+{
+    mat_free(o->A);
+    mat_free(o->B);
+    mat_free(o->C0);
+    mat_free(o->C);
+}
+
+// Runs one call and checks it; pad widens every leading dimension.
+static double run_one(gemm_fn *fn, struct operands *o, enum gemm_trans ta, enum gemm_trans tb,
+                      int m, int n, int k, float alpha, float beta, int pad, long max_checks)
+{
+    int lda = (ta ? m : k) + pad, ldb = (tb ? k : n) + pad, ldc = n + pad;
+    int ldc0 = ldc;
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < ldc; j++)
+            o->C[(size_t)i * ldc + j] =
+                j < n ? o->C0[(size_t)i * ldc0 + j] : 12345.0f; // guard band
+    // beta = 0 must not read C: NaN there would spread.
+    if (beta == 0.0f)
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < n; j++)
+                o->C[(size_t)i * ldc + j] = NAN;
+    fn(ta, tb, m, n, k, alpha, o->A, lda, o->B, ldb, beta, o->C, ldc);
+    for (int i = 0; i < m; i++)
+        for (int j = n; j < ldc; j++)
+            cr_assert_eq(o->C[(size_t)i * ldc + j], 12345.0f,
+                         "wrote past column n at %dx%dx%d, C[%d][%d]", m, n, k, i, j);
+    struct mat_problem p = {ta, tb, m, n, k, alpha, beta, o->A, lda, o->B, ldb, o->C0, ldc0};
+    struct mat_check c = mat_check_gemm(&p, o->C, ldc, max_checks);
+    cr_assert(c.ratio <= 1.0,
+              "ta=%d tb=%d %dx%dx%d alpha=%g beta=%g pad=%d: C[%d][%d] = %g, want %g "
+              "(%.3g × the bound)",
+              ta, tb, m, n, k, alpha, beta, pad, c.i, c.j, c.got, c.want, c.ratio);
+    return c.ratio;
+}
+
+static const enum isa isas[] = {ISA_SCALAR, ISA_AVX2, ISA_AVX512,
+                                     ISA_NEON};
+
+// Every m, n, k in 1..40 with every transpose pair, alpha and beta. A and
+// B are stored both ways round with the same values, so op(A)·op(B) is one
+// product for all four transpose pairs: its double reference is computed
+// once per shape and serves 24 calls.
+static void small_grid(gemm_fn *fn, const char *name)
+{
+    enum { N = 40, LD = 48 };
+    float *A = mat_alloc(N, LD), *At = mat_alloc(N, LD), *B = mat_alloc(N, LD);
+    float *Bt = mat_alloc(N, LD), *C0 = mat_alloc(N, LD), *C = mat_alloc(N, LD);
+    double *ref = malloc(sizeof(double) * N * N), *mag = malloc(sizeof(double) * N * N);
+    cr_assert(A && At && B && Bt && C0 && C && ref && mag);
+    mat_fill_random(A, N, LD, LD, 11);
+    mat_fill_random(B, N, LD, LD, 12);
+    mat_fill_random(C0, N, LD, LD, 13);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++) {
+            At[j * LD + i] = A[i * LD + j];
+            Bt[j * LD + i] = B[i * LD + j];
+        }
+    gemm_set_best_isa();
+    enum isa best = gemm_get_isa();
+    for (size_t s = 0; s < sizeof isas / sizeof isas[0]; s++) {
+        if (gemm_set_isa(isas[s]) != 0)
+            continue;
+        // The ISA this machine runs gets all 24 combinations at every shape;
+        // the others one combination per shape, in turn, so each combination
+        // still meets every edge case many times over (ASan makes the full
+        // product too slow to run for every ISA).
+        int full = isas[s] == best;
+        double worst = 0.0;
+        long calls = 0;
+        for (int m = 1; m <= N; m++)
+            for (int n = 1; n <= N; n++)
+                for (int k = 1; k <= N; k++) {
+                    for (int i = 0; i < m; i++)
+                        for (int j = 0; j < n; j++) {
+                            double sum = 0.0, abs_sum = 0.0;
+                            for (int p = 0; p < k; p++) {
+                                double ab = (double)A[i * LD + p] * B[p * LD + j];
+                                sum += ab;
+                                abs_sum += fabs(ab);
+                            }
+                            ref[i * N + j] = sum;
+                            mag[i * N + j] = abs_sum;
+                        }
+                    for (int combo = 0; combo < 24; combo++) {
+                        if (!full && combo != (m * 7 + n * 5 + k) % 24)
+                            continue;
+                        int t = combo / 6, a = combo / 3 % 2, b = combo % 3;
+                        enum gemm_trans ta = transposes[t / 2], tb = transposes[t % 2];
+                        float alpha = alphas[a], beta = betas[b];
+                        for (int i = 0; i < m; i++)
+                            for (int j = 0; j < LD; j++)
+                                C[i * LD + j] = beta == 0.0f && j < n ? NAN : C0[i * LD + j];
+                        fn(ta, tb, m, n, k, alpha, ta ? At : A, LD, tb ? Bt : B, LD, beta, C, LD);
+                        calls++;
+                        for (int i = 0; i < m; i++) {
+                            for (int j = 0; j < n; j++) {
+                                double c0 = C0[i * LD + j];
+                                double want = alpha * ref[i * N + j] + beta * c0;
+                                double bound = mat_error_bound(k, fabs(alpha) * mag[i * N + j] +
+                                                                      fabs(beta * c0));
+                                double got = C[i * LD + j];
+                                double r = fabs(got - want) / bound;
+                                cr_assert(r <= 1.0,
+                                          "%s ta=%d tb=%d %dx%dx%d alpha=%g beta=%g: "
+                                          "C[%d][%d] = %g, want %g (%.3g × the bound)",
+                                          isa_name(isas[s]), ta, tb, m, n, k, alpha, beta, i,
+                                          j, got, want, r);
+                                worst = r > worst ? r : worst;
+                            }
+                            for (int j = n; j < LD; j++)
+                                cr_assert_eq(C[i * LD + j], C0[i * LD + j],
+                                             "wrote past column n at %dx%dx%d", m, n, k);
+                        }
+                    }
+                }
+        cr_log_info("%s on %s: %ld calls (%s), worst error %.3f of the bound", name,
+                    isa_name(isas[s]), calls, full ? "every combination" : "rotating", worst);
+    }
+    gemm_set_best_isa();
+    mat_free(A);
+    mat_free(At);
+    mat_free(B);
+    mat_free(Bt);
+    mat_free(C0);
+    mat_free(C);
+    free(ref);
+    free(mag);
+}
+
+static void random_shapes(gemm_fn *fn, const char *name, int count, int largest)
+{
+    struct operands o = operands_new(largest + 8);
+    unsigned seed = 7;
+    for (size_t s = 0; s < sizeof isas / sizeof isas[0]; s++) {
+        if (gemm_set_isa(isas[s]) != 0)
+            continue;
+        double worst = 0.0;
+        for (int i = 0; i < count; i++) {
+            int m = 1 + rand_r(&seed) % largest, n = 1 + rand_r(&seed) % largest;
+            int k = 1 + rand_r(&seed) % largest;
+            int t = rand_r(&seed) % 4;
+            double r = run_one(fn, &o, transposes[t / 2], transposes[t % 2], m, n, k, alphas[i % 2],
+                               betas[i % 3], rand_r(&seed) % 8, 4000);
+            worst = r > worst ? r : worst;
+        }
+        cr_log_info("%s on %s: %d random shapes up to %d, worst error %.3f of the bound", name,
+                    isa_name(isas[s]), count, largest, worst);
+    }
+    gemm_set_best_isa();
+    operands_free(&o);
+}
+
+static void on_one_thread(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
+                          const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                          int ldc)
+{
+    gemm_parallel_threads(1, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+Test(task_4_3, packed_every_shape_to_40, .timeout = 900)
+{
+    small_grid(gemm_packed, "gemm_packed");
+}
+
+Test(task_4_3, packed_random_shapes_to_600, .timeout = 900)
+{
+    random_shapes(gemm_packed, "gemm_packed", 60, 600);
+}
+
+Test(task_5_1, parallel_every_shape_to_40, .timeout = 900)
+{
+    omp_set_num_threads(3);
+    small_grid(gemm_parallel, "gemm_parallel");
+}
+
+Test(task_5_1, parallel_random_shapes_to_600, .timeout = 900)
+{
+    omp_set_num_threads(4);
+    random_shapes(gemm_parallel, "gemm_parallel", 60, 600);
+    random_shapes(on_one_thread, "gemm_parallel_threads(1)", 20, 600);
+}
+
+Test(stage_05, front_door_every_shape_to_40, .timeout = 900)
+{
+    small_grid(gemm, "gemm");
+    random_shapes(gemm, "gemm", 40, 600);
+}
+
+// Each element of C is summed by one thread in one order, so the thread
+// count cannot change a single bit.
+Test(task_5_1, same_bits_on_1_to_4_threads, .timeout = 600)
+{
+    const int shapes[][3] = {{600, 600, 600}, {517, 263, 1000}, {1, 700, 300}, {700, 1, 300},
+                             {128, 10, 256},  {2000, 32, 9},    {300, 64, 288}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+        float *A = mat_alloc(m, k), *B = mat_alloc(k, n);
+        float *C1 = mat_alloc(m, n), *Ct = mat_alloc(m, n);
+        mat_fill_random(A, m, k, k, 3);
+        mat_fill_random(B, k, n, n, 4);
+        for (int t = 0; t < 4; t++) {
+            enum gemm_trans ta = transposes[t / 2], tb = transposes[t % 2];
+            int lda = ta ? m : k, ldb = tb ? k : n;
+            if ((ta && m > k) || (tb && n > k))
+                continue; // the transposed reading needs lda ≥ rows; keep it simple
+            mat_fill_random(C1, m, n, n, 5);
+            gemm_parallel_threads(1, ta, tb, m, n, k, 0.7f, A, lda, B, ldb, 0.3f, C1, n);
+            for (int threads = 2; threads <= 4; threads++) {
+                mat_fill_random(Ct, m, n, n, 5);
+                gemm_parallel_threads(threads, ta, tb, m, n, k, 0.7f, A, lda, B, ldb, 0.3f, Ct, n);
+                cr_assert(memcmp(C1, Ct, sizeof(float) * (size_t)m * n) == 0,
+                          "%dx%dx%d ta=%d tb=%d: %d threads differ from 1", m, n, k, ta, tb,
+                          threads);
+                omp_set_num_threads(threads);
+                mat_fill_random(Ct, m, n, n, 5);
+                gemm(ta, tb, m, n, k, 0.7f, A, lda, B, ldb, 0.3f, Ct, n);
+                cr_assert(memcmp(C1, Ct, sizeof(float) * (size_t)m * n) == 0,
+                          "gemm() on %d threads differs from one thread at %dx%dx%d", threads, m, n,
+                          k);
+            }
+        }
+        mat_free(A);
+        mat_free(B);
+        mat_free(C1);
+        mat_free(Ct);
+    }
+}
+
+Test(stage_04, an_isa_the_cpu_lacks_is_refused)
+{
+    for (size_t s = 0; s < sizeof isas / sizeof isas[0]; s++) {
+        enum isa before = gemm_get_isa();
+        int rc = gemm_set_isa(isas[s]);
+        if (rc != 0)
+            cr_assert_eq(gemm_get_isa(), before, "a refused ISA must change nothing");
+    }
+    cr_assert_eq(gemm_set_isa(ISA_SCALAR), 0, "scalar runs everywhere");
+    gemm_set_best_isa();
+}
+
+// Every backend of the table is a full GEMM, transposes and all.
+static const struct gemm_backend *current_backend;
+
+static void through_backend(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
+                            float alpha, const float *A, int lda, const float *B, int ldb,
+                            float beta, float *C, int ldc)
+{
+    cr_assert_eq(current_backend->run(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc), 0);
+}
+
+Test(backends, each_is_a_full_gemm)
+{
+    int count;
+    const struct gemm_backend *all = gemm_backend_all(&count);
+    cr_assert(count >= 5);
+    for (int i = 0; i < count; i++) {
+        current_backend = &all[i];
+        struct operands o = operands_new(140);
+        for (int t = 0; t < 4; t++)
+            for (int s = 0; s < 6; s++) {
+                int m = 1 + 37 * s % 131, n = 1 + 53 * s % 127, k = 1 + 29 * s % 129;
+                run_one(through_backend, &o, transposes[t / 2], transposes[t % 2], m, n, k,
+                        alphas[s % 2], betas[s % 3], s % 4, 1L << 20);
+            }
+        operands_free(&o);
+    }
+}
+
+Test(backends, chosen_by_name_or_environment)
+{
+    cr_assert_null(gemm_backend_find("cublas"));
+    cr_assert_str_eq(gemm_backend_find("naive")->name, "naive");
+    unsetenv("GEMM_BACKEND");
+    cr_assert_str_eq(gemm_backend_from_env()->name, "auto");
+    setenv("GEMM_BACKEND", "openblas", 1);
+    cr_assert_str_eq(gemm_backend_from_env()->name, "openblas");
+    setenv("GEMM_BACKEND", "nonsense", 1);
+    cr_assert_null(gemm_backend_from_env());
+    unsetenv("GEMM_BACKEND");
+}
