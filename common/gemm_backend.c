@@ -5,6 +5,8 @@
 #include "gemm_backend.h"
 #include "mat.h"
 #include "naive.h"
+#include "simd.h"
+#include "tiled.h"
 
 typedef void plain_matmul(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
                           float *C, int ldc);
@@ -52,6 +54,18 @@ static int naive(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, fl
     return run_plain(matmul_ikj, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
+static int tiled(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
+                 const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc)
+{
+    return run_plain(matmul_tiled_l2, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+static int simd(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
+                const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc)
+{
+    return run_plain(matmul_simd, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
 static int packed(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
                   const float *A, int lda, const float *B, int ldb, float beta, float *C,
                   int ldc)
@@ -87,6 +101,8 @@ static int openblas(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
 static const struct gemm_backend backends[] = {
     {"auto", "gemm(): path and threads chosen from the shape", front_door},
     {"naive", "the i-p-j loops of chapter 1", naive},
+    {"tiled", "the two-level cache blocking of chapter 2", tiled},
+    {"simd", "the unpacked register-blocked SIMD kernel of chapter 3", simd},
     {"packed", "the packed five loops on one thread (chapter 4)", packed},
     {"parallel", "the packed five loops on all threads (chapter 5)", parallel},
     {"openblas", "OpenBLAS's sgemm", openblas},

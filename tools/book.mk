@@ -14,7 +14,7 @@ PANDOC ?= pandoc
 BOOK_DIR        := $(BUILD)/book
 BOOK_PLOT_DIR   := $(BUILD)/plots
 BOOK_RESULTS    := $(BUILD)/results
-BOOK_REF_CSVS   := $(sort $(wildcard plots/data/stage-*.csv))
+BOOK_REF_CSVS   := $(sort $(wildcard plots/data/stage-[0-9][0-9].csv))
 BOOK_PLOT_STAMP := $(BOOK_PLOT_DIR)/.stamp
 BOOK_TOOLS      := tools/book.lua tools/book.css tools/check-book.sh
 BOOK_DEPS       := book.md $(wildcard chapters/*.md) $(BOOK_TOOLS) $(BOOK_REF_CSVS) \
@@ -41,18 +41,30 @@ $(BOOK_PLOT_STAMP): _book_force
 	@changed=0; \
 	draw() { \
 	  src=$$1; out=$$2; what=$$3; \
-	  if [ -f "$$out.svg" ] && [ -f "$$out.png" ] && [ -f "$$out.src" ] && \
-	     [ "$$(cat "$$out.src")" = "$$src" ] && \
-	     [ ! "$$src" -nt "$$out.png" ] && [ ! tools/plot.sh -nt "$$out.png" ] && \
-	     [ ! plots/gflops.gp -nt "$$out.png" ]; then \
+	  tools/merge-results.sh "$$src" > "$$out.new.csv" || return 1; \
+	  if [ -f "$$out.svg" ] && [ -f "$$out.png" ] && [ -f "$$out.csv" ] && \
+	     cmp -s "$$out.new.csv" "$$out.csv" && \
+	     [ ! tools/plot.sh -nt "$$out.png" ] && [ ! plots/gflops.gp -nt "$$out.png" ]; then \
+	    rm -f "$$out.new.csv"; \
 	    echo "plots: $$out.svg is up to date ($$what: $$src)"; \
 	    return 0; \
 	  fi; \
-	  echo "plots: $$out.{svg,png} <- $$src ($$what)"; \
-	  tools/plot.sh "$$src" "$$out" "($$what)" || return 1; \
-	  printf '%s\n' "$$src" > "$$out.src"; \
+	  mv "$$out.new.csv" "$$out.csv"; \
+	  echo "plots: $$out.{svg,png} <- $$src and earlier stages' kernels ($$what)"; \
+	  tools/plot.sh "$$out.csv" "$$out" "($$what)" || return 1; \
 	  changed=1; \
 	}; \
+	study() { \
+	  name=$$1; tool=$$2; src=$(BOOK_RESULTS)/$$name.csv; \
+	  [ -f "$$src" ] || src=plots/data/$$name.csv; \
+	  [ -f "$$src" ] || return 0; \
+	  out=$(BOOK_PLOT_DIR)/$$name; \
+	  if [ -f "$$out.svg" ] && [ ! "$$src" -nt "$$out.svg" ] && [ ! "$$tool" -nt "$$out.svg" ]; then return 0; fi; \
+	  $$tool "$$src" "$$out" >/dev/null || return 1; \
+	  echo "plots: $$out.{svg,png} <- $$src"; changed=1; \
+	}; \
+	study stage-02-sweep tools/sweep-plot.sh || exit 1; \
+	study stage-05-scaling tools/scaling-plot.sh || exit 1; \
 	for ref in $(BOOK_REF_CSVS); do \
 	  s=$$(basename "$$ref" .csv); mine=$(BOOK_RESULTS)/$$s.csv; \
 	  if [ -f "$$mine" ]; then \

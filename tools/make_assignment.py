@@ -200,9 +200,13 @@ def main():
     copy_tree(stage_dir, os.path.join(out, "stages", name))
     copy_tree(os.path.join(root, "common"), os.path.join(out, "common"))
     copy_tree(os.path.join(root, "tests", f"test_{name}.c"), os.path.join(out, "tests", f"test_{name}.c"))
-    for tool in ("deps.sh", "grade.sh", "plot.sh"):
+    for header in os.listdir(os.path.join(root, "tests")):
+        if header.endswith(".h"):
+            copy_tree(os.path.join(root, "tests", header), os.path.join(out, "tests", header))
+    for tool in ("deps.sh", "grade.sh", "plot.sh", "sweep-plot.sh", "scaling-plot.sh"):
         copy_tree(os.path.join(root, "tools", tool), os.path.join(out, "tools", tool))
-    copy_tree(os.path.join(root, "plots", "gflops.gp"), os.path.join(out, "plots", "gflops.gp"))
+    for script in ("gflops.gp", "tile_sweep.gp"):
+        copy_tree(os.path.join(root, "plots", script), os.path.join(out, "plots", script))
 
     tasks = {}
     for path in kit_files(out):

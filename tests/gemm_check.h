@@ -1,15 +1,15 @@
-// The library GEMM of common/ (chapters 4 and 5): every transpose, alpha,
-// beta, shape and leading dimension, per ISA, and the same bits on any
-// number of threads.
-#define _POSIX_C_SOURCE 200809L
+// Checks shared by the tests of chapters 4 and 5: the library GEMM against
+// the double-precision reference over every transpose, alpha, beta, shape
+// and leading dimension, per ISA.
+#ifndef GEMM_CHECK_H
+#define GEMM_CHECK_H
+
 #include <criterion/criterion.h>
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gemm.h"
-#include "gemm_backend.h"
 #include "mat.h"
 
 static const enum gemm_trans transposes[2] = {GEMM_NOTRANS, GEMM_TRANS};
@@ -191,131 +191,4 @@ static void random_shapes(gemm_fn *fn, const char *name, int count, int largest)
     operands_free(&o);
 }
 
-static void on_one_thread(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
-                          const float *A, int lda, const float *B, int ldb, float beta, float *C,
-                          int ldc)
-{
-    gemm_parallel_threads(1, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
-Test(task_4_3, packed_every_shape_to_40, .timeout = 900)
-{
-    small_grid(gemm_packed, "gemm_packed");
-}
-
-Test(task_4_3, packed_random_shapes_to_600, .timeout = 900)
-{
-    random_shapes(gemm_packed, "gemm_packed", 60, 600);
-}
-
-Test(task_5_1, parallel_every_shape_to_40, .timeout = 900)
-{
-    omp_set_num_threads(3);
-    small_grid(gemm_parallel, "gemm_parallel");
-}
-
-Test(task_5_1, parallel_random_shapes_to_600, .timeout = 900)
-{
-    omp_set_num_threads(4);
-    random_shapes(gemm_parallel, "gemm_parallel", 60, 600);
-    random_shapes(on_one_thread, "gemm_parallel_threads(1)", 20, 600);
-}
-
-Test(stage_05, front_door_every_shape_to_40, .timeout = 900)
-{
-    small_grid(gemm, "gemm");
-    random_shapes(gemm, "gemm", 40, 600);
-}
-
-// Each element of C is summed by one thread in one order, so the thread
-// count cannot change a single bit.
-Test(task_5_1, same_bits_on_1_to_4_threads, .timeout = 600)
-{
-    const int shapes[][3] = {{600, 600, 600}, {517, 263, 1000}, {1, 700, 300}, {700, 1, 300},
-                             {128, 10, 256},  {2000, 32, 9},    {300, 64, 288}};
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-        int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
-        float *A = mat_alloc(m, k), *B = mat_alloc(k, n);
-        float *C1 = mat_alloc(m, n), *Ct = mat_alloc(m, n);
-        mat_fill_random(A, m, k, k, 3);
-        mat_fill_random(B, k, n, n, 4);
-        for (int t = 0; t < 4; t++) {
-            enum gemm_trans ta = transposes[t / 2], tb = transposes[t % 2];
-            int lda = ta ? m : k, ldb = tb ? k : n;
-            if ((ta && m > k) || (tb && n > k))
-                continue; // the transposed reading needs lda ≥ rows; keep it simple
-            mat_fill_random(C1, m, n, n, 5);
-            gemm_parallel_threads(1, ta, tb, m, n, k, 0.7f, A, lda, B, ldb, 0.3f, C1, n);
-            for (int threads = 2; threads <= 4; threads++) {
-                mat_fill_random(Ct, m, n, n, 5);
-                gemm_parallel_threads(threads, ta, tb, m, n, k, 0.7f, A, lda, B, ldb, 0.3f, Ct, n);
-                cr_assert(memcmp(C1, Ct, sizeof(float) * (size_t)m * n) == 0,
-                          "%dx%dx%d ta=%d tb=%d: %d threads differ from 1", m, n, k, ta, tb,
-                          threads);
-                omp_set_num_threads(threads);
-                mat_fill_random(Ct, m, n, n, 5);
-                gemm(ta, tb, m, n, k, 0.7f, A, lda, B, ldb, 0.3f, Ct, n);
-                cr_assert(memcmp(C1, Ct, sizeof(float) * (size_t)m * n) == 0,
-                          "gemm() on %d threads differs from one thread at %dx%dx%d", threads, m, n,
-                          k);
-            }
-        }
-        mat_free(A);
-        mat_free(B);
-        mat_free(C1);
-        mat_free(Ct);
-    }
-}
-
-Test(stage_04, an_isa_the_cpu_lacks_is_refused)
-{
-    for (size_t s = 0; s < sizeof isas / sizeof isas[0]; s++) {
-        enum isa before = gemm_get_isa();
-        int rc = gemm_set_isa(isas[s]);
-        if (rc != 0)
-            cr_assert_eq(gemm_get_isa(), before, "a refused ISA must change nothing");
-    }
-    cr_assert_eq(gemm_set_isa(ISA_SCALAR), 0, "scalar runs everywhere");
-    gemm_set_best_isa();
-}
-
-// Every backend of the table is a full GEMM, transposes and all.
-static const struct gemm_backend *current_backend;
-
-static void through_backend(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
-                            float alpha, const float *A, int lda, const float *B, int ldb,
-                            float beta, float *C, int ldc)
-{
-    cr_assert_eq(current_backend->run(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc), 0);
-}
-
-Test(backends, each_is_a_full_gemm)
-{
-    int count;
-    const struct gemm_backend *all = gemm_backend_all(&count);
-    cr_assert(count >= 5);
-    for (int i = 0; i < count; i++) {
-        current_backend = &all[i];
-        struct operands o = operands_new(140);
-        for (int t = 0; t < 4; t++)
-            for (int s = 0; s < 6; s++) {
-                int m = 1 + 37 * s % 131, n = 1 + 53 * s % 127, k = 1 + 29 * s % 129;
-                run_one(through_backend, &o, transposes[t / 2], transposes[t % 2], m, n, k,
-                        alphas[s % 2], betas[s % 3], s % 4, 1L << 20);
-            }
-        operands_free(&o);
-    }
-}
-
-Test(backends, chosen_by_name_or_environment)
-{
-    cr_assert_null(gemm_backend_find("cublas"));
-    cr_assert_str_eq(gemm_backend_find("naive")->name, "naive");
-    unsetenv("GEMM_BACKEND");
-    cr_assert_str_eq(gemm_backend_from_env()->name, "auto");
-    setenv("GEMM_BACKEND", "openblas", 1);
-    cr_assert_str_eq(gemm_backend_from_env()->name, "openblas");
-    setenv("GEMM_BACKEND", "nonsense", 1);
-    cr_assert_null(gemm_backend_from_env());
-    unsetenv("GEMM_BACKEND");
-}
+#endif

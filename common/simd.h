@@ -1,0 +1,26 @@
+#ifndef SIMD_H
+#define SIMD_H
+
+// Chapter 3: register blocking with SIMD. Each kernel keeps an MR×NR block
+// of C in vector registers while it runs down the whole k dimension, reading
+// A and B straight from the matrices (no packing yet: that is chapter 4).
+// A is m×k (lda ≥ k), B is k×n (ldb ≥ n), C is m×n (ldc ≥ n), all row-major.
+// C is overwritten.
+
+// The widest of the kernels below that this CPU runs.
+void matmul_simd(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
+                 float *C, int ldc);
+
+// One per instruction set. Each is defined only where it compiles: the
+// AVX ones on x86-64, the NEON ones on AArch64, the scalar one everywhere.
+// Call an x86 one only when isa_supported() says this CPU has its ISA.
+void matmul_simd_scalar(int m, int n, int k, const float *A, int lda, const float *B,
+                        int ldb, float *C, int ldc);  // 4×8, plain C
+void matmul_simd_avx2(int m, int n, int k, const float *A, int lda, const float *B,
+                      int ldb, float *C, int ldc);  // 6×16, AVX2 + FMA
+void matmul_simd_avx512(int m, int n, int k, const float *A, int lda, const float *B,
+                        int ldb, float *C, int ldc);  // 14×32, AVX-512F
+void matmul_simd_neon(int m, int n, int k, const float *A, int lda, const float *B,
+                      int ldb, float *C, int ldc);  // 8×12, NEON
+
+#endif

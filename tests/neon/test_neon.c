@@ -1,0 +1,126 @@
+// The NEON kernels, cross-built for AArch64 and run under qemu-aarch64 by
+// tools/test-neon.sh (Criterion exists only for the host). Each kernel is
+// checked against the double-precision reference over every m, n, k in
+// 1..24 and a few larger shapes. The last line says how many passed.
+//
+// To test another kernel, add a row to `kernels` (wrap it in a function
+// with this signature if its own differs) and its sources to SRCS in
+// tools/test-neon.sh.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "autovec.h"
+#include "gemm.h"
+#include "mat.h"
+#include "simd.h"
+
+typedef void (*matmul_fn)(int m, int n, int k, const float *A, int lda, const float *B,
+                          int ldb, float *C, int ldc);
+
+// The library GEMM (chapters 4 and 5) with the NEON and the scalar micro-kernel.
+static void packed_neon(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
+                        float *C, int ldc)
+{
+    gemm_set_isa(ISA_NEON);
+    gemm_packed(GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+}
+
+static void packed_scalar(int m, int n, int k, const float *A, int lda, const float *B,
+                          int ldb, float *C, int ldc)
+{
+    gemm_set_isa(ISA_SCALAR);
+    gemm_packed(GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+}
+
+static void front_door(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
+                       float *C, int ldc)
+{
+    gemm_set_best_isa();
+    gemm(GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+}
+
+static const struct {
+    const char *name;
+    matmul_fn fn;
+} kernels[] = {
+    {"matmul_simd_neon", matmul_simd_neon},
+    {"matmul_auto_neon", matmul_auto_neon},
+    {"matmul_simd_scalar", matmul_simd_scalar},
+    {"matmul_simd", matmul_simd},
+    {"gemm_packed (neon)", packed_neon},
+    {"gemm_packed (scalar)", packed_scalar},
+    {"gemm", front_door},
+};
+
+enum { MAX_SMALL = 24, PAD = 3 };
+
+static const int larger[][3] = {{100, 37, 65}, {97, 120, 300}, {256, 256, 256}, {1, 300, 17}};
+
+// Runs fn on one m×n×k problem, leading dimensions PAD wider than needed and
+// C's padding filled with NaN, which must stay NaN. Returns the worst error
+// as a fraction of the bound, or INFINITY after printing what went wrong.
+static double check(const char *name, matmul_fn fn, int m, int n, int k)
+{
+    int lda = k + PAD, ldb = n + PAD, ldc = n + PAD;
+    float *A = mat_alloc(m, lda), *B = mat_alloc(k, ldb), *C = mat_alloc(m, ldc);
+    double ratio = INFINITY;
+    if (!A || !B || !C) {
+        printf("FAIL %s %dx%dx%d: out of memory\n", name, m, n, k);
+        goto done;
+    }
+    mat_fill_random(A, m, lda, lda, 1);
+    mat_fill_random(B, k, ldb, ldb, 2);
+    mat_fill(C, m, ldc, ldc, NAN);
+    fn(m, n, k, A, lda, B, ldb, C, ldc);
+    for (int i = 0; i < m; i++)
+        for (int j = n; j < ldc; j++)
+            if (!isnan(C[(size_t)i * ldc + j])) {
+                printf("FAIL %s %dx%dx%d: wrote C[%d][%d], past the last column\n", name, m, n,
+                       k, i, j);
+                goto done;
+            }
+    struct mat_problem p = mat_product(m, n, k, A, lda, B, ldb);
+    struct mat_check c = mat_check_gemm(&p, C, ldc, 4000);
+    if (c.ratio > 1.0)
+        printf("FAIL %s %dx%dx%d: C[%d][%d] = %g, want %g (%.3g × the error bound)\n", name, m,
+               n, k, c.i, c.j, c.got, c.want, c.ratio);
+    else
+        ratio = c.ratio;
+done:
+    mat_free(A);
+    mat_free(B);
+    mat_free(C);
+    return ratio;
+}
+
+int main(void)
+{
+    int passed = 0, failed = 0;
+    for (size_t t = 0; t < sizeof kernels / sizeof kernels[0]; t++) {
+        // One check per kernel counts: all its shapes pass, or it fails.
+        double worst = 0.0;
+        int ok = 1;
+        for (int m = 1; m <= MAX_SMALL && ok; m++)
+            for (int n = 1; n <= MAX_SMALL && ok; n++)
+                for (int k = 1; k <= MAX_SMALL && ok; k++) {
+                    double r = check(kernels[t].name, kernels[t].fn, m, n, k);
+                    ok = r <= 1.0;
+                    worst = ok && r > worst ? r : worst;
+                }
+        for (size_t s = 0; s < sizeof larger / sizeof larger[0] && ok; s++) {
+            double r = check(kernels[t].name, kernels[t].fn, larger[s][0], larger[s][1],
+                             larger[s][2]);
+            ok = r <= 1.0;
+            worst = ok && r > worst ? r : worst;
+        }
+        if (ok) {
+            printf("pass %s: worst error %.3g of the bound\n", kernels[t].name, worst);
+            passed++;
+        } else {
+            failed++;
+        }
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

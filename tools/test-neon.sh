@@ -1,0 +1,45 @@
+#!/bin/sh
+# Cross-builds the NEON test driver (tests/neon/test_neon.c) for AArch64 and
+# runs it under qemu-aarch64, when both tools are installed; `make test`
+# calls it. The driver's last line is "N passed, M failed".
+#   tools/test-neon.sh
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+cc=aarch64-linux-gnu-gcc
+if ! command -v "$cc" >/dev/null 2>&1 || ! command -v qemu-aarch64 >/dev/null 2>&1; then
+    echo "NEON tests skipped: aarch64-linux-gnu-gcc or qemu-aarch64 not installed" \
+         "(apt-get install gcc-aarch64-linux-gnu qemu-user)"
+    exit 0
+fi
+
+# The driver and what it tests. More NEON code: add its sources here and a
+# row to the kernel table in tests/neon/test_neon.c.
+SRCS="tests/neon/test_neon.c
+      common/mat.c common/cpu.c
+      common/simd.c common/simd_scalar.c common/simd_neon.c
+      common/simd_avx2.c common/simd_avx512.c stages/03_simd/autovec_neon.c
+      common/gemm.c common/gemm_pack.c common/gemm_packed.c common/gemm_parallel.c
+      common/gemm_small.c common/gemm_kernel_scalar.c common/gemm_kernel_neon.c
+      common/gemm_kernel_avx2.c common/gemm_kernel_avx512.c"
+INCLUDES="-I$root/common -I$root/stages/03_simd"
+CFLAGS="-std=c17 -O2 -g -fopenmp -Wall -Wextra -Wpedantic -Werror"
+
+out=$root/build/neon
+mkdir -p "$out"
+objs=""
+for src in $SRCS; do
+    obj=$out/$(echo "$src" | tr / _ | sed 's/\.c$/.o/')
+    # The autovec kernels are built as the stage builds them (see its Makefile).
+    extra=""
+    case "$src" in */autovec_*) extra="-O3 -ffp-contract=fast" ;; common/simd*) extra="-O3" ;; esac
+    # shellcheck disable=SC2086
+    $cc $CFLAGS $extra $INCLUDES -c "$root/$src" -o "$obj" || {
+        echo "error: test-neon.sh: $src does not build for AArch64" >&2; exit 1; }
+    objs="$objs $obj"
+done
+# Static, so qemu needs no AArch64 libraries at run time.
+# shellcheck disable=SC2086
+$cc -static -fopenmp $objs -lm -o "$out/test_neon" || {
+    echo "error: test-neon.sh: linking the NEON test driver failed" >&2; exit 1; }
+echo "running the NEON tests under qemu-aarch64"
+qemu-aarch64 "$out/test_neon"
