@@ -1,61 +1,14 @@
 // The portable kernel: the register block of the SIMD kernels in plain C,
 // 4×8, for any CPU. The compiler may still put it in vector registers (SSE2
 // is part of every x86-64), but it is only told the baseline instruction set.
-#include <stddef.h>
-
 #include "simd.h"
 
 enum { MR = 4, NR = 8 };
 
-static int min(int a, int b)
-{
-    return a < b ? a : b;
-}
+#include "simd_block.h"
 
-// One full MR×NR block of C. The bounds are constants, so the compiler can
-// unroll the i and j loops and keep c[][] in registers.
-// listing: tile_scalar
-static void full_tile(int k, const float *A, int lda, const float *B, int ldb, float *C,
-                      int ldc)
+void matmul_simd_scalar(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
+                        float *C, int ldc)
 {
-    float c[MR][NR] = {{0.0f}};
-    for (int p = 0; p < k; p++) {
-        const float *b = B + (size_t)p * ldb;
-        for (int i = 0; i < MR; i++) {
-            float a = A[(size_t)i * lda + p];
-            for (int j = 0; j < NR; j++)
-                c[i][j] += a * b[j];
-        }
-    }
-    for (int i = 0; i < MR; i++)
-        for (int j = 0; j < NR; j++)
-            C[(size_t)i * ldc + j] = c[i][j];
-}
-// end listing
-
-// A smaller block at the right or bottom edge: plain dot products.
-static void edge_tile(int mr, int nr, int k, const float *A, int lda, const float *B, int ldb,
-                      float *C, int ldc)
-{
-    for (int i = 0; i < mr; i++)
-        for (int j = 0; j < nr; j++) {
-            float sum = 0.0f;
-            for (int p = 0; p < k; p++)
-                sum += A[(size_t)i * lda + p] * B[(size_t)p * ldb + j];
-            C[(size_t)i * ldc + j] = sum;
-        }
-}
-
-void matmul_simd_scalar(int m, int n, int k, const float *A, int lda, const float *B,
-                        int ldb, float *C, int ldc)
-{
-    for (int j0 = 0; j0 < n; j0 += NR)
-        for (int i0 = 0; i0 < m; i0 += MR) {
-            const float *a = A + (size_t)i0 * lda;
-            float *c = C + (size_t)i0 * ldc + j0;
-            if (m - i0 >= MR && n - j0 >= NR)
-                full_tile(k, a, lda, B + j0, ldb, c, ldc);
-            else
-                edge_tile(min(MR, m - i0), min(NR, n - j0), k, a, lda, B + j0, ldb, c, ldc);
-        }
+    block_matmul(m, n, k, A, lda, B, ldb, C, ldc);
 }
