@@ -23,6 +23,7 @@ int isa_parse(const char *name, enum isa *out)
     return -1;
 }
 
+// listing: isa_supported
 int isa_supported(enum isa isa)
 {
     switch (isa) {
@@ -42,6 +43,7 @@ int isa_supported(enum isa isa)
         return 0;
     }
 }
+// end listing
 
 enum isa isa_best(void)
 {
@@ -170,6 +172,7 @@ static void caches_from_sysconf(struct cpu_caches *c)
 #endif
 }
 
+// listing: caches
 struct cpu_caches cpu_caches(void)
 {
     struct cpu_caches c = {0, 0, 0, 0, 0};
@@ -187,3 +190,4 @@ struct cpu_caches cpu_caches(void)
         c.line = 64;
     return c;
 }
+// end listing

@@ -4,6 +4,7 @@
 // The AVX kernels exist only in an x86-64 build and the NEON one only in an
 // AArch64 build, so each call sits behind the matching #if as well as the
 // run-time check.
+// listing: dispatch
 void matmul_simd(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
                  float *C, int ldc)
 {
@@ -23,3 +24,4 @@ void matmul_simd(int m, int n, int k, const float *A, int lda, const float *B, i
     matmul_simd_scalar(m, n, k, A, lda, B, ldb, C, ldc);
 #endif
 }
+// end listing
