@@ -31,7 +31,7 @@ include common/build.mk
 include tools/book.mk
 
 .PHONY: all deps test-deps build bench plots book check-book datasets help clean \
-        test test-neon
+        test test-neon reference
 
 all: deps
 	@for s in $(STAGES); do $(MAKE) --no-print-directory -C $$s build || exit 1; done
@@ -57,6 +57,17 @@ build:
 bench:
 	@for s in $(STAGES); do $(MAKE) --no-print-directory -C $$s bench || exit 1; done
 
+# The reference results the book shows: every stage's full sweep and the
+# studies, on a quiet machine, with OpenBLAS on its best path, copied into
+# plots/data/. Takes about half an hour.
+reference: build
+	rm -f $(BUILD)/peak.csv
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory bench FULL=1
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-02 run
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-05 run
+	cp $(BUILD)/results/stage-*.csv plots/data/
+	@echo "reference results copied to plots/data/"
+
 # One test program holds every stage's tests and the common ones, built with
 # the sanitizers and -Werror, so `make test` ends with one Criterion summary.
 # The kernels of every stage are compiled in; the stage drivers are not.
@@ -69,7 +80,8 @@ TEST_ALL := $(BUILD)/test-all-$(notdir $(CC))
 test: test-deps
 	@$(MAKE) --no-print-directory MODE=test test-build
 	@$(MAKE) --no-print-directory test-neon
-	@PEAK_CACHE= $(TEST_ALL) $(if $(TASK),--filter 'task_$(subst .,_,$(TASK))/*')
+	@PEAK_CACHE= LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp) \
+	  $(TEST_ALL) $(if $(TASK),--filter 'task_$(subst .,_,$(TASK))/*')
 
 test-build: $(TEST_ALL)
 
@@ -106,6 +118,7 @@ help:
 	@echo "  make book            build/book/book.html, book.epub, book.pdf"
 	@echo "  make check-book      fail on a missing listing, file or results CSV"
 	@echo "  make datasets        fetch the datasets the training chapters use"
+	@echo "  make reference       measure the book's reference results into plots/data/"
 	@echo "  make clean           remove build/"
 	@echo
 	@echo "knobs (passed to the bench drivers):"

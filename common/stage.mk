@@ -60,7 +60,8 @@ plot:
 # Tests build in MODE=test (sanitizers, -Werror) with their own objects.
 test:
 	$(MAKE) --no-print-directory MODE=test test-build
-	$(TEST_BIN) $(if $(TASK),--filter 'task_$(subst .,_,$(TASK))/*')
+	LSAN_OPTIONS=suppressions=$(abspath $(ROOT)/tests/lsan.supp) \
+	  $(TEST_BIN) $(if $(TASK),--filter 'task_$(subst .,_,$(TASK))/*')
 
 test-build: $(TEST_BIN)
 

@@ -732,9 +732,11 @@ end
 local function image(el)
   local src = el.src
   if src:match("^%a[%w+.-]*://") or src:match("^data:") then return nil end
-  local stage, rest = src:match("^build/plots/(stage%-[%w_]+)(.*)%.[sp][vn]g$")
+  -- build/plots/stage-NN[-study][-reference].svg is drawn from
+  -- plots/data/stage-NN[-study].csv by `make plots`.
+  local stage = src:match("^build/plots/(stage%-[%w_%-]+)%.[sp][vn]g$")
   if stage then
-    if rest ~= "" and rest ~= "-reference" then stage = nil end
+    stage = stage:gsub("%-reference$", "")
   end
   if stage then
     local ref = ref_path(stage)

@@ -201,7 +201,7 @@ def main():
     copy_tree(os.path.join(root, "common"), os.path.join(out, "common"))
     copy_tree(os.path.join(root, "tests", f"test_{name}.c"), os.path.join(out, "tests", f"test_{name}.c"))
     for header in os.listdir(os.path.join(root, "tests")):
-        if header.endswith(".h"):
+        if header.endswith((".h", ".supp")):
             copy_tree(os.path.join(root, "tests", header), os.path.join(out, "tests", header))
     for tool in ("deps.sh", "grade.sh", "plot.sh", "sweep-plot.sh", "scaling-plot.sh"):
         copy_tree(os.path.join(root, "tools", tool), os.path.join(out, "tools", tool))
