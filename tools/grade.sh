@@ -31,12 +31,12 @@ echo
 echo "tests passed: $passing of $tested"
 best=0
 for kernel in $(echo "$kernels" | tr ',' ' '); do
-    line=$(grep "^$kernel[-,]" "$results" 2>/dev/null | head -n 1)
-    if [ -z "$line" ]; then
+    lines=$(grep "^$kernel[-,]" "$results" 2>/dev/null)
+    if [ -z "$lines" ]; then
         echo "$kernel: no result (wrong answer or not built): 0 % of OpenBLAS"
         continue
     fi
-    echo "$line" | awk -F, '{ printf "%s: %.1f GFLOPS, %.1f %% of OpenBLAS, %.1f %% of peak\n", $1, $8, 100 * $10, $9 }'
+    echo "$lines" | awk -F, '{ printf "%s: %.1f GFLOPS, %.1f %% of OpenBLAS, %.1f %% of peak\n", $1, $8, 100 * $10, $9 }'
 done
 awk -F, -v k=",$kernels," '!/^#/ && $1 != "kernel" {
         name = $1; sub(/-.*/, "", name)
