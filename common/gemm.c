@@ -106,6 +106,7 @@ struct gemm_blocking gemm_current_blocking(void)
     return gemm_current_kernel()->blocking;
 }
 
+// listing: front_door
 void gemm(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
           float alpha, const float *A, int lda, const float *B, int ldb,
           float beta, float *C, int ldc)
@@ -123,8 +124,8 @@ void gemm(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
 
     // Small or skinny: packing op(A) is a full pass over A, repaid only when
     // each element is then used for many columns. With n ≤ 64 (or a tiny
-    // problem) it is not, so read A in place; op(B) is packed whole and must
-    // fit comfortably in L2. (Only ISAs with a direct micro-kernel.)
+    // problem) it is not, so read A in place; op(B), every row of A meets all
+    // of it, must fit comfortably in L2. (Only ISAs with a direct micro-kernel.)
     int small = kernel->run_direct != NULL && (n <= 2 * nr || flops < 4e6) &&
                 b_floats <= 128 * 1024;
     // A thread must get enough work to repay starting it (about 2 Mflop);
@@ -140,3 +141,4 @@ void gemm(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
         gemm_parallel_threads(threads, ta, tb, m, n, k, alpha, A, lda, B, ldb,
                               beta, C, ldc);
 }
+// end listing

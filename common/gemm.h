@@ -40,7 +40,8 @@ void gemm_parallel_threads(int threads, enum gemm_trans ta, enum gemm_trans tb,
                            float *C, int ldc);
 
 // Path for small or skinny problems, where packing op(A) would cost more than
-// it saves: op(B) is packed whole, op(A) is read in place (one thread).
+// it saves: op(A) is read in place, and op(B) too unless it is transposed
+// (then it is packed whole).
 void gemm_small(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
                 float alpha, const float *A, int lda, const float *B, int ldb,
                 float beta, float *C, int ldc);
@@ -88,10 +89,15 @@ typedef void gemm_microkernel(int m, int n, int kc, const float *a,
                               float beta);
 
 // The same block, but reading A where it lies: op(A)[i][p] = a[i*rs_a + p*cs_a]
-// (so no packing of A is needed); b is packed as above.
+// (so no packing of A is needed), and B as b[p*ldb + j]: a packed micro-panel
+// (ldb = nr) or, when op(B) is not transposed, B itself (only columns j < n
+// are read). With stream nonzero and beta 0, full blocks of C are written
+// with non-temporal stores, which skip fetching C's old lines into cache:
+// for a large C written once that halves the memory traffic.
 typedef void gemm_microkernel_direct(int m, int n, int kc, const float *a,
                                      long rs_a, long cs_a, const float *b,
-                                     float *C, int ldc, float alpha, float beta);
+                                     long ldb, float *C, int ldc, float alpha,
+                                     float beta, int stream);
 
 gemm_microkernel_direct gemm_kernel_avx512_direct;
 gemm_microkernel gemm_kernel_scalar;

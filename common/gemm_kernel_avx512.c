@@ -15,6 +15,7 @@
 #if defined(__x86_64__)
 
 #include <immintrin.h>
+#include <stdint.h>
 
 // C = alpha·acc + beta·C for the m×n block C (m ≤ 14, n ≤ 32); C is not
 // read when beta is 0. Masks cover the columns j < n, so full and partial
@@ -97,16 +98,23 @@ void gemm_kernel_avx512(int m, int n, int kc, const float *a, const float *b,
 
 // listing: microkernel_avx512_direct
 void gemm_kernel_avx512_direct(int m, int n, int kc, const float *a, long rs_a,
-                               long cs_a, const float *b, float *C, int ldc,
-                               float alpha, float beta)
+                               long cs_a, const float *b, long ldb, float *C,
+                               int ldc, float alpha, float beta, int stream)
 {
-    enum { MR = GEMM_AVX512_MR, NR = GEMM_AVX512_NR };
+    enum { MR = GEMM_AVX512_MR, NR = GEMM_AVX512_NR, PREFETCH_AHEAD = 64 };
     // The same 14×32 block as above, but A is read where it lies:
     // op(A)[i][p] = a[i*rs_a + p*cs_a]. Rows i ≥ m are never read, so they
     // repeat row 0 (their sums are computed and then dropped).
     const float *row[MR];
     for (int i = 0; i < MR; i++)
         row[i] = a + (i < m ? i : 0) * rs_a;
+    // B may be the caller's matrix, so columns j ≥ n must not be read: masked
+    // loads leave those lanes 0 (and never fault), the other lanes get the
+    // same arithmetic as with a packed, zero-padded B.
+    __mmask16 mask0 = n >= 16 ? 0xFFFF : (__mmask16)((1u << n) - 1);
+    __mmask16 mask1 = n >= 32 ? 0xFFFF
+                      : n > 16 ? (__mmask16)((1u << (n - 16)) - 1)
+                               : 0;
 
     __m512 acc[MR][2];
 #pragma GCC unroll 16
@@ -118,27 +126,48 @@ void gemm_kernel_avx512_direct(int m, int n, int kc, const float *a, long rs_a,
         // Narrow C (a classifier layer, say): the second vector of each row
         // would be all padding, so skip it and do half the FMAs.
         for (long p = 0; p < kc; p++) {
-            __m512 b0 = _mm512_load_ps(b);
+            __m512 b0 = _mm512_maskz_loadu_ps(mask0, b);
             long offset = p * cs_a;
 #pragma GCC unroll 16
             for (int i = 0; i < MR; i++)
                 acc[i][0] = _mm512_fmadd_ps(_mm512_set1_ps(row[i][offset]), b0,
                                             acc[i][0]);
-            b += NR;
+            b += ldb;
         }
     } else {
         for (long p = 0; p < kc; p++) {
-            __m512 b0 = _mm512_load_ps(b + 0);
-            __m512 b1 = _mm512_load_ps(b + 16);
+            __m512 b0 = _mm512_maskz_loadu_ps(mask0, b);
+            __m512 b1 = _mm512_maskz_loadu_ps(mask1, b + 16);
             long offset = p * cs_a;
+            // A comes from memory, 14 rows at once: more streams than the
+            // hardware prefetcher follows well. Once per cache line of a
+            // row, ask for the line 64 floats ahead (+5% at 30976×64×288,
+            // measured). Short rows fit in a few lines and need no help.
+            if (kc > PREFETCH_AHEAD && (p & 15) == 0) {
+#pragma GCC unroll 16
+                for (int i = 0; i < MR; i++)
+                    _mm_prefetch((const char *)(row[i] + offset + PREFETCH_AHEAD * cs_a),
+                                 _MM_HINT_T0);
+            }
 #pragma GCC unroll 16
             for (int i = 0; i < MR; i++) {
                 __m512 ai = _mm512_set1_ps(row[i][offset]);
                 acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
                 acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
             }
-            b += NR;
+            b += ldb;
         }
+    }
+    if (stream && beta == 0.0f && m == MR && n == NR &&
+        ((uintptr_t)C & 63) == 0 && ldc % 16 == 0) {
+        // alpha·acc, as store_block computes it, straight to memory.
+        __m512 va = _mm512_set1_ps(alpha);
+#pragma GCC unroll 16
+        for (int i = 0; i < MR; i++) {
+            _mm512_stream_ps(C + (long)i * ldc, _mm512_mul_ps(va, acc[i][0]));
+            _mm512_stream_ps(C + (long)i * ldc + 16, _mm512_mul_ps(va, acc[i][1]));
+        }
+        return; // (the caller fences once, after all blocks)
     }
     store_block(m, n, acc, C, ldc, alpha, beta);
 }

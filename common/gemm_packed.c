@@ -37,6 +37,7 @@ const float *gemm_b_at(enum gemm_trans tb, const float *B, int ldb, int p, int j
     return tb == GEMM_NOTRANS ? B + (long)p * ldb + j : B + (long)j * ldb + p;
 }
 
+// listing: macro_kernel
 void gemm_macro_kernel(const struct gemm_kernel *kernel, int mc, int nc,
                        int kc, const float *a_packed, const float *b_packed,
                        float *C, int ldc, float alpha, float beta)
@@ -52,6 +53,7 @@ void gemm_macro_kernel(const struct gemm_kernel *kernel, int mc, int nc,
         }
     }
 }
+// end listing
 
 // listing: five_loops
 void gemm_packed(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
