@@ -17,7 +17,7 @@
 #define BENCH_CFLAGS "unknown"
 #endif
 
-enum { MAX_THREADS = 256, MAX_REPS = 1000, MAX_DIM = 100000 };
+enum { MAX_THREADS = 256, MAX_REPS = 1000, MAX_DIM = 1000000 };
 
 // A kernel that needs longer than this for its repetitions stops early: the
 // median of fewer runs of a slow kernel is still a fair number, and a quick
@@ -217,8 +217,8 @@ int bench_parse(const struct bench_stage *stage, int argc, char **argv,
     const char *bad;
     if (parse_shapes(list, shapes == NULL, o, &bad) != 0)
         return fail(stage, prog,
-                    shapes ? "bad shape at '%s': want MxNxK, each from 1 to 100000"
-                           : "bad size at '%s': want whole numbers from 1 to 100000",
+                    shapes ? "bad shape at '%s': want MxNxK, each from 1 to 1000000"
+                           : "bad size at '%s': want whole numbers from 1 to 1000000",
                     bad);
     for (int i = 0; i < o->nshapes; i++)
         if (too_big(&o->shapes[i]))

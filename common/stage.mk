@@ -22,9 +22,12 @@ TEST_BIN := $(BIN)/test-$(notdir $(CC))
 export PEAK_CACHE := $(abspath $(BUILD))/peak.csv
 
 # The knobs of design.md, turned into driver flags.
+# BENCH_KNOBS are those that do not choose the sizes, for runs with shapes of
+# their own (stage 05's network shapes).
+BENCH_KNOBS = $(if $(REPS),--reps $(REPS)) $(if $(ISA),--isa $(ISA)) \
+  $(if $(KERNELS),--kernels $(KERNELS))
 BENCH_ARGS = $(if $(THREADS),--threads $(THREADS)) $(if $(SIZES),--sizes $(SIZES)) \
-  $(if $(SHAPES),--shapes $(SHAPES)) $(if $(REPS),--reps $(REPS)) $(if $(ISA),--isa $(ISA)) \
-  $(if $(KERNELS),--kernels $(KERNELS)) $(if $(QUICK),--quick) \
+  $(if $(SHAPES),--shapes $(SHAPES)) $(BENCH_KNOBS) $(if $(QUICK),--quick) \
   $(if $(FULL),$(if $(SIZES)$(SHAPES),,--sizes $(FULL_SIZES)))
 
 .PHONY: build bench test run plot assignment grade clean test-build
