@@ -173,8 +173,15 @@ static void caches_from_sysconf(struct cpu_caches *c)
 }
 
 // listing: caches
+// Read once: the sizes do not change while we run, and reading sysfs costs
+// more than a small matrix multiply (the GEMM derives its blocking from them
+// whenever its kernel is chosen).
 struct cpu_caches cpu_caches(void)
 {
+    static struct cpu_caches known;
+    static int done;
+    if (done)
+        return known;
     struct cpu_caches c = {0, 0, 0, 0, 0};
     caches_from_sysfs(&c);
     caches_from_sysconf(&c);
@@ -188,6 +195,8 @@ struct cpu_caches cpu_caches(void)
         }
     if (c.line <= 0)
         c.line = 64;
+    known = c;
+    done = 1;
     return c;
 }
 // end listing

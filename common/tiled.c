@@ -94,19 +94,10 @@ void matmul_tiled(int mb, int nb, int kb, int m, int n, int k, const float *A, i
     add_tiled(mb, nb, kb, m, n, k, A, lda, B, ldb, C, ldc);
 }
 
-// cpu_caches() reads files in /sys; a kernel asks once and keeps the answer.
-static struct cpu_caches caches(void)
-{
-    static struct cpu_caches known;
-    if (known.l1d == 0)
-        known = cpu_caches();
-    return known;
-}
-
 void matmul_tiled_l1(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
                      float *C, int ldc)
 {
-    struct tile_sizes l1 = tile_sizes_for_cache(caches().l1d);
+    struct tile_sizes l1 = tile_sizes_for_cache(cpu_caches().l1d);
     matmul_tiled(l1.mb, l1.nb, l1.kb, m, n, k, A, lda, B, ldb, C, ldc);
 }
 
@@ -114,8 +105,8 @@ void matmul_tiled_l1(int m, int n, int k, const float *A, int lda, const float *
 void matmul_tiled_l2(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
                      float *C, int ldc)
 {
-    struct tile_sizes l1 = tile_sizes_for_cache(caches().l1d);
-    struct tile_sizes l2 = tile_sizes_for_cache(caches().l2);
+    struct tile_sizes l1 = tile_sizes_for_cache(cpu_caches().l1d);
+    struct tile_sizes l2 = tile_sizes_for_cache(cpu_caches().l2);
     zero(m, n, C, ldc);
     // BEGIN SOLUTION task 2.2: loop over L2-sized blocks; cut each into L1-sized ones
     // stub: (void)l1, (void)l2, (void)m, (void)n, (void)k;
