@@ -63,7 +63,7 @@ plot:
 # Tests build in MODE=test (sanitizers, -Werror) with their own objects.
 test:
 	$(MAKE) --no-print-directory MODE=test test-build
-	LSAN_OPTIONS=suppressions=$(abspath $(ROOT)/tests/lsan.supp) \
+	LSAN_OPTIONS=suppressions=$(abspath $(ROOT)/tests/lsan.supp):print_suppressions=0 \
 	  $(TEST_BIN) $(if $(TASK),--filter 'task_$(subst .,_,$(TASK))/*')
 
 test-build: $(TEST_BIN)
