@@ -30,6 +30,8 @@ else
 include common/build.mk
 include tools/book.mk
 
+.DEFAULT_GOAL := all
+
 .PHONY: all deps test-deps build bench plots book check-book datasets help clean \
         test test-neon reference
 
