@@ -64,12 +64,24 @@ static double best_rate(loop_fn fn, int threads)
 }
 // end listing
 
+// A core shared with other work (a virtual machine, a test running beside
+// us) can only make the add chain look slower, never faster, so the clock is
+// the fastest reading so far. Measuring again refines it.
+static double clock_best_ghz = -1.0;
+
+static double measure_clock_ghz(void)
+{
+    double ghz = best_rate(add_chain_cycles, 1) / 1e9;
+    if (ghz > clock_best_ghz)
+        clock_best_ghz = ghz;
+    return clock_best_ghz;
+}
+
 double peak_clock_ghz(void)
 {
-    static double ghz = -1.0;
-    if (ghz < 0.0)
-        ghz = best_rate(add_chain_cycles, 1) / 1e9;
-    return ghz;
+    if (clock_best_ghz < 0.0)
+        measure_clock_ghz();
+    return clock_best_ghz;
 }
 
 static loop_fn throughput_loop(enum isa isa)
@@ -117,6 +129,9 @@ static struct peak measure(enum isa isa, int threads)
     if (!isa_supported(isa))
         return p;
     p.gflops = best_rate(throughput_loop(isa), threads) / 1e9;
+    // Read the clock again after the FMA loops, so that a disturbed first
+    // reading cannot make the FMA unit look faster than it is.
+    p.clock_ghz = measure_clock_ghz();
     if (p.clock_ghz > 0.0) {
         double fmas_per_second = best_rate(chain_loop(isa), 1);
         p.fma_latency = p.clock_ghz * 1e9 / fmas_per_second;

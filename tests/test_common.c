@@ -256,12 +256,13 @@ Test(command_line, an_isa_this_cpu_lacks_is_refused_not_run)
 // performance test.
 Test(peak, within_the_range_of_the_isa)
 {
-    double clock = peak_clock_ghz();
-    cr_assert(clock > 0.3 && clock < 7.0, "clock %.2f GHz", clock);
     for (int isa = 0; isa < ISA_COUNT; isa++) {
         if (!isa_supported((enum isa)isa))
             continue;
         struct peak p = peak_get((enum isa)isa, 1);
+        // The clock as refined by the measurement that produced p.
+        double clock = peak_clock_ghz();
+        cr_assert(clock > 0.3 && clock < 7.0, "clock %.2f GHz", clock);
         double most = clock * 2.0 * isa_lanes((enum isa)isa) * 4.0;
         cr_assert(p.gflops > 0.02 * most && p.gflops <= 1.1 * most,
                   "%s peak %.1f GFLOPS, the ISA allows at most %.1f", isa_name((enum isa)isa),
