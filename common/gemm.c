@@ -8,17 +8,16 @@
 #include <omp.h>
 #endif
 
-// listing: blocking
-struct gemm_blocking gemm_blocking_for_caches(long l1_bytes, long l2_bytes,
-                                              long l3_bytes, int mr, int nr)
+// listing: blocking_l1
+struct gemm_blocking gemm_blocking_for_l1(long l1_bytes, long l2_bytes,
+                                          long l3_bytes, int mr, int nr)
 {
     struct gemm_blocking b = {.mr = mr, .nr = nr};
     long fsize = (long)sizeof(float);
 
     // kc: the micro-kernel reuses one kc×nr micro-panel of B for every
     // sliver of A, so that panel and the mr×kc sliver streaming past it
-    // should both fit in L1: (mr + nr)·kc floats ≤ L1. A multiple of 16 keeps
-    // the packed rows cache-line aligned.
+    // should both fit in L1: (mr + nr)·kc floats ≤ L1.
     long kc = l1_bytes / (fsize * (mr + nr)) / 16 * 16;
     kc = kc < 16 ? 16 : kc > 512 ? 512 : kc;
 
@@ -40,15 +39,48 @@ struct gemm_blocking gemm_blocking_for_caches(long l1_bytes, long l2_bytes,
 }
 // end listing
 
+// listing: blocking
+struct gemm_blocking gemm_blocking_for_caches(long l2_bytes, long l3_bytes,
+                                              int mr, int nr)
+{
+    struct gemm_blocking b = {.mr = mr, .nr = nr};
+    long fsize = (long)sizeof(float);
+
+    // kc: every pass of the pc loop reads and writes all of C, k / kc passes
+    // in all, so kc should be as long as the caches allow. The limit is the
+    // kc×nr micro-panel of B, which every sliver of A meets in turn: it must
+    // stay in L2 while they stream past, with room to spare for them and for
+    // C (an eighth of L2). A multiple of 16 keeps packed rows aligned.
+    long kc = l2_bytes / 8 / (fsize * nr) / 16 * 16;
+    kc = kc < 64 ? 64 : kc > 4096 ? 4096 : kc;
+
+    // mc: the packed mc×kc block of A is read once per micro-panel of B.
+    // With a long kc it no longer fits in L2, so it lives in L3, an eighth
+    // of it, leaving room for the other cores' blocks and the panel of B.
+    long mc = l3_bytes / 8 / (fsize * kc) / mr * mr;
+    mc = mc < mr ? mr : mc;
+
+    // nc: the packed kc×nc panel of B is read once per block of A, so it
+    // should stay in L3 too: a quarter of it.
+    long nc = l3_bytes / 4 / (fsize * kc) / nr * nr;
+    nc = nc < nr ? nr : nc > 8192 ? 8192 / nr * nr : nc;
+
+    b.kc = (int)kc;
+    b.mc = (int)mc;
+    b.nc = (int)nc;
+    return b;
+}
+// end listing
+
 static struct gemm_kernel make_kernel(enum isa isa, gemm_microkernel *run,
                                       int mr, int nr)
 {
-    // The reader's own caches: the same code blocks for a 32 KiB L1 laptop
-    // and a 48 KiB L1 server. (KC sets the order in which the k terms are
+    // The reader's own caches: the same code blocks for a laptop with
+    // 256 KiB of L2 and a server with 1 MiB. (KC sets the order in which the k terms are
     // summed, so results may differ in the last bits between machines; on
     // one machine they never depend on the thread count.)
     struct cpu_caches c = cpu_caches();
-    struct gemm_kernel k = {isa, run, NULL, gemm_blocking_for_caches(c.l1d, c.l2, c.l3, mr, nr)};
+    struct gemm_kernel k = {isa, run, NULL, gemm_blocking_for_caches(c.l2, c.l3, mr, nr)};
     return k;
 }
 
@@ -104,6 +136,16 @@ enum isa gemm_get_isa(void)
 struct gemm_blocking gemm_current_blocking(void)
 {
     return gemm_current_kernel()->blocking;
+}
+
+int gemm_set_blocking(struct gemm_blocking b)
+{
+    const struct gemm_kernel *kernel = gemm_current_kernel();
+    if (b.mr != kernel->blocking.mr || b.nr != kernel->blocking.nr || b.mc < b.mr ||
+        b.kc < 1 || b.nc < b.nr)
+        return -1;
+    current.blocking = b;
+    return 0;
 }
 
 // listing: front_door

@@ -59,12 +59,23 @@ struct gemm_blocking {
 };
 
 // Derives mc, kc and nc from cache sizes in bytes for a kernel of mr×nr.
-struct gemm_blocking gemm_blocking_for_caches(long l1_bytes, long l2_bytes,
-                                              long l3_bytes, int mr, int nr);
+struct gemm_blocking gemm_blocking_for_caches(long l2_bytes, long l3_bytes,
+                                              int mr, int nr);
+
+// The textbook rule, kc sized for L1, kept for comparison (chapter 4 and
+// the stage-04 benchmark measure both).
+struct gemm_blocking gemm_blocking_for_l1(long l1_bytes, long l2_bytes,
+                                          long l3_bytes, int mr, int nr);
 
 // The blocking the current kernel uses: derived once from this machine's
 // cache sizes (cpu_caches()) for the kernel's MR×NR.
 struct gemm_blocking gemm_current_blocking(void);
+
+// Replaces it, to measure another choice or to test the loop edges with
+// small blocks, until the next gemm_set_isa(). mr and nr must be the
+// kernel's; returns -1 (and changes nothing) otherwise, or if mc < mr,
+// nc < nr or kc < 1.
+int gemm_set_blocking(struct gemm_blocking b);
 
 // ---------------------------------------------------------------------------
 // Instruction sets (enum isa of cpu.h). The best one this CPU has is used

@@ -168,13 +168,24 @@ static void small_grid(gemm_fn *fn, const char *name)
     free(mag);
 }
 
-static void random_shapes(gemm_fn *fn, const char *name, int count, int largest)
+// With small_blocks, mc, kc and nc are cut to a few slivers, 37 and two
+// micro-panels, so that shapes this small still cross every block edge of
+// the five loops (the blocking derived from the caches is larger than them).
+static void random_shapes(gemm_fn *fn, const char *name, int count, int largest,
+                          int small_blocks)
 {
     struct operands o = operands_new(largest + 8);
     unsigned seed = 7;
     for (size_t s = 0; s < sizeof isas / sizeof isas[0]; s++) {
         if (gemm_set_isa(isas[s]) != 0)
             continue;
+        if (small_blocks) {
+            struct gemm_blocking b = gemm_current_blocking();
+            b.mc = 3 * b.mr;
+            b.kc = 37;
+            b.nc = 2 * b.nr;
+            cr_assert_eq(gemm_set_blocking(b), 0);
+        }
         double worst = 0.0;
         for (int i = 0; i < count; i++) {
             int m = 1 + rand_r(&seed) % largest, n = 1 + rand_r(&seed) % largest;
@@ -184,8 +195,9 @@ static void random_shapes(gemm_fn *fn, const char *name, int count, int largest)
                                betas[i % 3], rand_r(&seed) % 8, 4000);
             worst = r > worst ? r : worst;
         }
-        cr_log_info("%s on %s: %d random shapes up to %d, worst error %.3f of the bound", name,
-                    isa_name(isas[s]), count, largest, worst);
+        cr_log_info("%s on %s: %d random shapes up to %d%s, worst error %.3f of the bound",
+                    name, isa_name(isas[s]), count, largest,
+                    small_blocks ? " in small blocks" : "", worst);
     }
     gemm_set_best_isa();
     operands_free(&o);

@@ -115,7 +115,8 @@ Test(task_4_3, packed_every_shape_to_40, .timeout = 900)
 
 Test(task_4_3, packed_random_shapes_to_600, .timeout = 900)
 {
-    random_shapes(gemm_packed, "gemm_packed", 60, 600);
+    random_shapes(gemm_packed, "gemm_packed", 60, 600, 0);
+    random_shapes(gemm_packed, "gemm_packed", 30, 300, 1);
 }
 
 Test(stage_04, an_isa_the_cpu_lacks_is_refused)
@@ -130,3 +131,20 @@ Test(stage_04, an_isa_the_cpu_lacks_is_refused)
     gemm_set_best_isa();
 }
 
+
+Test(stage_04, a_blocking_that_does_not_fit_the_kernel_is_refused)
+{
+    gemm_set_best_isa();
+    struct gemm_blocking good = gemm_current_blocking();
+    struct gemm_blocking bad = good;
+    bad.mr = good.mr + 1;
+    cr_assert_eq(gemm_set_blocking(bad), -1);
+    bad = good;
+    bad.kc = 0;
+    cr_assert_eq(gemm_set_blocking(bad), -1);
+    bad = good;
+    bad.mc = good.mr - 1;
+    cr_assert_eq(gemm_set_blocking(bad), -1);
+    struct gemm_blocking now = gemm_current_blocking();
+    cr_assert(now.mc == good.mc && now.kc == good.kc && now.nc == good.nc);
+}

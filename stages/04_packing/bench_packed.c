@@ -1,6 +1,9 @@
 // The stage-04 benchmark: the packed five-loop GEMM of common/gemm_packed.c
 // on one thread, with each ISA's micro-kernel, against OpenBLAS on one thread.
+// The *_l1kc kernels are the same GEMM with the textbook blocking, KC sized
+// for L1, to measure what the library's longer KC buys.
 #include "bench.h"
+#include "cpu.h"
 #include "gemm.h"
 
 static void packed(enum isa isa, int m, int n, int k, const float *A, int lda,
@@ -35,11 +38,43 @@ static void packed_neon(int m, int n, int k, const float *A, int lda, const floa
     packed(ISA_NEON, m, n, k, A, lda, B, ldb, C, ldc);
 }
 
+static void packed_l1kc(enum isa isa, int m, int n, int k, const float *A, int lda,
+                        const float *B, int ldb, float *C, int ldc)
+{
+    gemm_set_isa(isa);
+    struct gemm_blocking now = gemm_current_blocking();
+    struct cpu_caches c = cpu_caches();
+    gemm_set_blocking(gemm_blocking_for_l1(c.l1d, c.l2, c.l3, now.mr, now.nr));
+    gemm_packed(GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+    gemm_set_best_isa();
+}
+
+static void packed_avx2_l1kc(int m, int n, int k, const float *A, int lda, const float *B,
+                             int ldb, float *C, int ldc)
+{
+    packed_l1kc(ISA_AVX2, m, n, k, A, lda, B, ldb, C, ldc);
+}
+
+static void packed_avx512_l1kc(int m, int n, int k, const float *A, int lda, const float *B,
+                               int ldb, float *C, int ldc)
+{
+    packed_l1kc(ISA_AVX512, m, n, k, A, lda, B, ldb, C, ldc);
+}
+
+static void packed_neon_l1kc(int m, int n, int k, const float *A, int lda, const float *B,
+                             int ldb, float *C, int ldc)
+{
+    packed_l1kc(ISA_NEON, m, n, k, A, lda, B, ldb, C, ldc);
+}
+
 static const struct bench_kernel kernels[] = {
     {"packed_scalar", ISA_SCALAR, 0, packed_scalar},
     {"packed_avx2", ISA_AVX2, 0, packed_avx2},
     {"packed_avx512", ISA_AVX512, 0, packed_avx512},
     {"packed_neon", ISA_NEON, 0, packed_neon},
+    {"packed_avx2_l1kc", ISA_AVX2, 0, packed_avx2_l1kc},
+    {"packed_avx512_l1kc", ISA_AVX512, 0, packed_avx512_l1kc},
+    {"packed_neon_l1kc", ISA_NEON, 0, packed_neon_l1kc},
 };
 
 int main(int argc, char **argv)
