@@ -5,9 +5,10 @@
 // partial sums would make the result depend on the thread count.
 // The jc loop usually has a single iteration (nc is large), so there is
 // nothing to share there. That leaves the ic and jr loops:
-//   - ic (rows): every thread packs and keeps its own mc×kc block of A in
-//     its own L2 and reads the kc×nc panel of B, which all threads pack
-//     together and share through L3. One barrier per kc step.
+//   - ic (rows): every thread packs its own mc×kc block of A, which
+//     streams through its own core's L2, and reads the kc×nc panel of B,
+//     which all threads pack together and share through L3. One barrier
+//     per kc step.
 //   - jr (columns): all threads share one packed block of A and each takes
 //     a range of B micro-panels. Needs a barrier per block of A too, but
 //     balances better when m is small (few mr-row slivers to hand out).
