@@ -158,6 +158,10 @@ void pack_b_micropanel(enum gemm_trans tb, int kc, int nc, const float *B,
 const float *gemm_a_at(enum gemm_trans ta, const float *A, int lda, int i, int p);
 const float *gemm_b_at(enum gemm_trans tb, const float *B, int ldb, int p, int j);
 
+// The block size, at most block and a multiple of unit, that cuts size
+// into the same number of blocks as block does, but evenly.
+int gemm_even_block(int size, int block, int unit);
+
 // The two innermost loops: updates the mc×nc block C from a packed mc×kc
 // block of op(A) and a packed kc×nc panel of op(B).
 void gemm_macro_kernel(const struct gemm_kernel *kernel, int mc, int nc,

@@ -106,8 +106,9 @@ void gemm_parallel_threads(int threads, enum gemm_trans ta, enum gemm_trans tb,
                     // This thread's rows: a contiguous range of whole slivers.
                     int lo = m_tiles * t / T * mr;
                     int hi = min_int(m, m_tiles * (t + 1) / T * mr);
-                    for (int ic = lo; ic < hi; ic += mc) {
-                        int m_now = min_int(mc, hi - ic);
+                    int mc_even = gemm_even_block(hi - lo, mc, mr);
+                    for (int ic = lo; ic < hi; ic += mc_even) {
+                        int m_now = min_int(mc_even, hi - ic);
                         pack_a_panel(ta, m_now, k_now, gemm_a_at(ta, A, lda, ic, pc),
                                      lda, mr, a_mine);
                         gemm_macro_kernel(kernel, m_now, n_now, k_now, a_mine,
@@ -118,8 +119,9 @@ void gemm_parallel_threads(int threads, enum gemm_trans ta, enum gemm_trans tb,
                     // This thread's columns: a contiguous range of micro-panels.
                     int s_lo = panels * t / T, s_hi = panels * (t + 1) / T;
                     int j_lo = s_lo * nr, j_hi = min_int(n_now, s_hi * nr);
-                    for (int ic = 0; ic < m; ic += mc) {
-                        int m_now = min_int(mc, m - ic);
+                    int mc_even = gemm_even_block(m, mc, mr);
+                    for (int ic = 0; ic < m; ic += mc_even) {
+                        int m_now = min_int(mc_even, m - ic);
                         int slivers = (m_now + mr - 1) / mr;
 #pragma omp for schedule(static)
                         for (int s = 0; s < slivers; s++)

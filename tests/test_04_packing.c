@@ -148,3 +148,18 @@ Test(stage_04, a_blocking_that_does_not_fit_the_kernel_is_refused)
     struct gemm_blocking now = gemm_current_blocking();
     cr_assert(now.mc == good.mc && now.kc == good.kc && now.nc == good.nc);
 }
+
+Test(stage_04, even_blocks_cover_the_size_in_as_many_blocks)
+{
+    cr_assert_eq(gemm_even_block(4096, 1022, 14), 826);
+    cr_assert_eq(gemm_even_block(2044, 1022, 14), 1022);
+    cr_assert_eq(gemm_even_block(0, 1022, 14), 1022);
+    for (int size = 1; size <= 3000; size += 7)
+        for (int block = 14; block <= 1022; block += 14 * 9) {
+            int even = gemm_even_block(size, block, 14);
+            cr_assert(even <= block && even % 14 == 0, "size %d block %d: %d", size, block,
+                      even);
+            cr_assert_eq((size + even - 1) / even, (size + block - 1) / block,
+                         "size %d block %d: %d", size, block, even);
+        }
+}
