@@ -13,7 +13,7 @@ set -u
 want="${1:-all}"
 
 # "package:command-or-file" pairs; the second part is what we probe for.
-build="gcc:gcc make:make libopenblas-dev:/usr/include/x86_64-linux-gnu/cblas.h python3:python3"
+build="gcc:gcc make:make libopenblas-dev:openblas_config.h python3:python3"
 test="libcriterion-dev:/usr/include/criterion/criterion.h pandoc:pandoc"
 book="gnuplot-nox:gnuplot pandoc:pandoc weasyprint:weasyprint"
 cross="gcc-aarch64-linux-gnu:aarch64-linux-gnu-gcc qemu-user:qemu-aarch64"
@@ -26,12 +26,13 @@ cross) list="$cross" ;;
 *) echo "usage: tools/deps.sh build|test|all|cross" >&2; exit 2 ;;
 esac
 
-# OpenBLAS's headers live elsewhere on other architectures.
-arch_include="/usr/include/$(gcc -dumpmachine 2>/dev/null || echo unknown)/cblas.h"
+# OpenBLAS's headers live under the target triplet on Debian; netlib's
+# libblas-dev ships a cblas.h there too, so probe for OpenBLAS's own header.
+triplet_include="/usr/include/$(gcc -dumpmachine 2>/dev/null || echo unknown)"
 
 have() {
     case "$1" in
-    /usr/include/x86_64-linux-gnu/cblas.h) [ -e "$1" ] || [ -e "$arch_include" ] || [ -e /usr/include/cblas.h ] ;;
+    openblas_config.h) [ -e "$triplet_include/$1" ] || [ -e "/usr/include/openblas/$1" ] || [ -e "/usr/include/$1" ] ;;
     /*) [ -e "$1" ] ;;
     *) command -v "$1" >/dev/null 2>&1 ;;
     esac
