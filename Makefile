@@ -66,6 +66,7 @@ reference: build
 	rm -f $(BUILD)/peak.csv
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory bench FULL=1
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-02 run
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-04 run
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-05 run
 	cp $(BUILD)/results/stage-*.csv plots/data/
 	@echo "reference results copied to plots/data/"

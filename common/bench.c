@@ -268,6 +268,11 @@ void bench_write_header(FILE *f, const char *stage, int threads)
     struct peak p = peak_get(isa_best(), 1);
     fprintf(f, "# fma_latency_cycles.%s: %.2f\n# fmas_per_cycle.%s: %.2f\n", isa_name(p.isa),
             p.fma_latency, isa_name(p.isa), p.fmas_per_cycle);
+    // The blocking of the packed GEMM follows from these, so a results file
+    // says which caches its numbers were measured with.
+    struct cpu_caches c = cpu_caches();
+    fprintf(f, "# l1d_kib: %ld\n# l2_kib: %ld\n# l3_kib: %ld\n", c.l1d / 1024, c.l2 / 1024,
+            c.l3 / 1024);
     fprintf(f, "# compiler: %s\n# cflags: %s\n", compiler(), BENCH_CFLAGS);
     fprintf(f, "# openblas_config: %s\n# openblas_core: %s\n# openblas_coretype: %s\n",
             blas_config(), blas_core(), coretype ? coretype : "unset");

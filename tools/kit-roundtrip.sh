@@ -17,7 +17,16 @@ make -s -C "$kit/stages/$name" MODE=test test-build >"$kit.log" 2>&1 ||
     { tail -n 30 "$kit.log"; echo "kit-roundtrip: the kit does not build" >&2; exit 1; }
 stage=$(echo "$name" | sed 's/^0*\([0-9]*\)_.*/\1/')
 for task in $(grep -rho "TODO task $stage\.[0-9]*" "$kit" | sed 's/TODO task //' | sort -u); do
-    if make -s -C "$kit/stages/$name" test TASK="$task" >"$kit.log" 2>&1; then
+    if CRITERION_VERBOSITY_LEVEL=1 make -s -C "$kit/stages/$name" test TASK="$task" >"$kit.log" 2>&1; then
+        # A task whose every test was skipped because this CPU lacks its
+        # instruction set (the AVX-512 tasks on an AVX2 machine) cannot be
+        # graded here; any other pass on a stub is a broken kit.
+        tag="task_$(echo "$task" | tr . _)::"
+        if grep -q 'Synthesis: Tested: 0 ' "$kit.log" &&
+           grep "\[SKIP\] $tag" "$kit.log" | grep -q 'cannot run'; then
+            echo "task $task: not checked here: $(grep "\[SKIP\] $tag" "$kit.log" | head -n 1 | sed 's/.*: //')"
+            continue
+        fi
         echo "kit-roundtrip: task $task's tests pass on the stub" >&2; exit 1
     fi
     echo "stub for task $task fails its tests, as it should"
