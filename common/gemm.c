@@ -95,6 +95,7 @@ int gemm_set_isa(enum isa isa)
 #if defined(__x86_64__)
     case ISA_AVX2:
         current = make_kernel(isa, gemm_kernel_avx2, GEMM_AVX2_MR, GEMM_AVX2_NR);
+        current.run_direct = gemm_kernel_avx2_direct;
         break;
     case ISA_AVX512:
         current = make_kernel(isa, gemm_kernel_avx512, GEMM_AVX512_MR,

@@ -110,6 +110,7 @@ typedef void gemm_microkernel_direct(int m, int n, int kc, const float *a,
                                      long ldb, float *C, int ldc, float alpha,
                                      float beta, int stream);
 
+gemm_microkernel_direct gemm_kernel_avx2_direct;
 gemm_microkernel_direct gemm_kernel_avx512_direct;
 gemm_microkernel gemm_kernel_scalar;
 gemm_microkernel gemm_kernel_avx2;

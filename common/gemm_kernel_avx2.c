@@ -12,12 +12,39 @@
 #if defined(__x86_64__)
 
 #include <immintrin.h>
+#include <stdint.h>
 
 // All-ones lanes for columns j < n of one 8-float vector (n may be ≤ 0 or > 8).
 static __m256i column_mask(int n)
 {
     __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), lane);
+}
+
+// C = alpha·acc + beta·C for the m×n block C (m ≤ 6, n ≤ 16); C is not read
+// when beta is 0. Masked loads and stores cover the columns j < n, so full
+// and partial blocks get the same arithmetic.
+static inline void store_block(int m, int n, __m256 acc[GEMM_AVX2_MR][2],
+                               float *C, int ldc, float alpha, float beta)
+{
+    __m256i mask0 = column_mask(n);
+    __m256i mask1 = column_mask(n - 8);
+    __m256 va = _mm256_set1_ps(alpha);
+    __m256 vb = _mm256_set1_ps(beta);
+#pragma GCC unroll 16
+    for (int i = 0; i < GEMM_AVX2_MR; i++) {
+        if (i >= m)
+            break;
+        float *c = C + (long)i * ldc;
+        __m256 r0 = _mm256_mul_ps(va, acc[i][0]);
+        __m256 r1 = _mm256_mul_ps(va, acc[i][1]);
+        if (beta != 0.0f) {
+            r0 = _mm256_add_ps(r0, _mm256_mul_ps(vb, _mm256_maskload_ps(c, mask0)));
+            r1 = _mm256_add_ps(r1, _mm256_mul_ps(vb, _mm256_maskload_ps(c + 8, mask1)));
+        }
+        _mm256_maskstore_ps(c, mask0, r0);
+        _mm256_maskstore_ps(c + 8, mask1, r1);
+    }
 }
 
 // listing: microkernel_avx2
@@ -46,25 +73,58 @@ void gemm_kernel_avx2(int m, int n, int kc, const float *a, const float *b,
         b += NR;
     }
 
-    // C is m×n (m ≤ MR, n ≤ NR); masked loads and stores cover the edges.
+    store_block(m, n, acc, C, ldc, alpha, beta);
+}
+// end listing
+
+// listing: microkernel_avx2_direct
+void gemm_kernel_avx2_direct(int m, int n, int kc, const float *a, long rs_a,
+                             long cs_a, const float *b, long ldb, float *C,
+                             int ldc, float alpha, float beta, int stream)
+{
+    enum { MR = GEMM_AVX2_MR, NR = GEMM_AVX2_NR };
+    // The 6×16 block above, with A read where it lies:
+    // op(A)[i][p] = a[i*rs_a + p*cs_a]. Rows i ≥ m are never read; they
+    // repeat row 0, and their sums are dropped by the store.
+    const float *row[MR];
+    for (int i = 0; i < MR; i++)
+        row[i] = a + (i < m ? i : 0) * rs_a;
+    // B may be the caller's matrix, so columns j ≥ n must not be read: the
+    // masked loads leave those lanes 0 and never fault.
     __m256i mask0 = column_mask(n);
     __m256i mask1 = column_mask(n - 8);
-    __m256 va = _mm256_set1_ps(alpha);
-    __m256 vb = _mm256_set1_ps(beta);
+
+    __m256 acc[MR][2];
 #pragma GCC unroll 16
     for (int i = 0; i < MR; i++) {
-        if (i >= m)
-            break;
-        float *c = C + (long)i * ldc;
-        __m256 r0 = _mm256_mul_ps(va, acc[i][0]);
-        __m256 r1 = _mm256_mul_ps(va, acc[i][1]);
-        if (beta != 0.0f) {
-            r0 = _mm256_add_ps(r0, _mm256_mul_ps(vb, _mm256_maskload_ps(c, mask0)));
-            r1 = _mm256_add_ps(r1, _mm256_mul_ps(vb, _mm256_maskload_ps(c + 8, mask1)));
-        }
-        _mm256_maskstore_ps(c, mask0, r0);
-        _mm256_maskstore_ps(c + 8, mask1, r1);
+        acc[i][0] = _mm256_setzero_ps();
+        acc[i][1] = _mm256_setzero_ps();
     }
+    for (long p = 0; p < kc; p++) {
+        __m256 b0 = _mm256_maskload_ps(b, mask0);
+        __m256 b1 = _mm256_maskload_ps(b + 8, mask1);
+        long offset = p * cs_a;
+#pragma GCC unroll 16
+        for (int i = 0; i < MR; i++) {
+            __m256 ai = _mm256_broadcast_ss(row[i] + offset);
+            acc[i][0] = _mm256_fmadd_ps(ai, b0, acc[i][0]);
+            acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
+        }
+        b += ldb;
+    }
+    if (stream && beta == 0.0f && m == MR && n == NR &&
+        ((uintptr_t)C & 31) == 0 && ldc % 8 == 0) {
+        // A large C written once: non-temporal stores skip reading its old
+        // lines into cache (the caller fences once, after all blocks).
+        __m256 va = _mm256_set1_ps(alpha);
+#pragma GCC unroll 16
+        for (int i = 0; i < MR; i++) {
+            _mm256_stream_ps(C + (long)i * ldc, _mm256_mul_ps(va, acc[i][0]));
+            _mm256_stream_ps(C + (long)i * ldc + 8, _mm256_mul_ps(va, acc[i][1]));
+        }
+        return;
+    }
+    store_block(m, n, acc, C, ldc, alpha, beta);
 }
 // end listing
 

@@ -85,6 +85,43 @@ Test(task_5_1, same_bits_on_1_to_4_threads, .timeout = 600)
 
 // The same with blocks small enough that these shapes cross every block edge,
 // where the threads split the rows or the columns of each block.
+// A C larger than 8 MiB takes the small path's non-temporal stores (the
+// first convolution layer's shape, with fewer rows); beta 0.3 takes the
+// ordinary stores of the same path. Every ISA this CPU runs, 1 and 2 threads.
+Test(stage_05, small_path_with_a_large_c, .timeout = 600)
+{
+    enum { M = 70001, N = 32, K = 9 };
+    float *A = mat_alloc(M, K), *B = mat_alloc(K, N), *C0 = mat_alloc(M, N);
+    float *C = mat_alloc(M, N);
+    cr_assert(A && B && C0 && C, "out of memory");
+    mat_fill_random(A, M, K, K, 21);
+    mat_fill_random(B, K, N, N, 22);
+    mat_fill_random(C0, M, N, N, 23);
+    for (size_t s = 0; s < sizeof isas / sizeof isas[0]; s++) {
+        if (gemm_set_isa(isas[s]) != 0)
+            continue;
+        for (int threads = 1; threads <= 2; threads++) {
+            omp_set_num_threads(threads);
+            for (int b = 0; b < 2; b++) {
+                float beta = b == 0 ? 0.0f : 0.3f;
+                memcpy(C, C0, sizeof(float) * M * N);
+                gemm(GEMM_NOTRANS, GEMM_NOTRANS, M, N, K, 1.0f, A, K, B, N, beta, C, N);
+                struct mat_problem p = {GEMM_NOTRANS, GEMM_NOTRANS, M, N, K, 1.0f, beta,
+                                        A, K, B, N, C0, N};
+                struct mat_check c = mat_check_gemm(&p, C, N, (long)M * N);
+                cr_assert(c.ratio <= 1.0,
+                          "%s, %d thread(s), beta %g: C[%d][%d] = %g, want %g (%.3g × the bound)",
+                          isa_name(isas[s]), threads, beta, c.i, c.j, c.got, c.want, c.ratio);
+            }
+        }
+    }
+    gemm_set_best_isa();
+    mat_free(A);
+    mat_free(B);
+    mat_free(C0);
+    mat_free(C);
+}
+
 Test(task_5_1, same_bits_on_1_to_4_threads_in_small_blocks, .timeout = 600)
 {
     const int shapes[][3] = {{300, 200, 250}, {517, 263, 100}, {20, 700, 80}};
