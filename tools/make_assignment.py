@@ -165,6 +165,10 @@ The tests compare your result with a double-precision reference, element by
 element, at awkward sizes (1, 7, 17, 65, 127, 300, non-square). A failure
 names the element, your value, the right one, and how far past the rounding
 error bound you are.
+
+A test for an instruction set your CPU lacks (the AVX-512 tasks on an
+AVX2-only machine, say) is skipped, not failed: `make test` says which, and
+why. Such a task can only be checked on a machine that has the instructions.
 """
 
 
