@@ -26,7 +26,8 @@ Tables from CSV (a code block with class results-table or csv-table):
   results=NAME reads plots/data/NAME.csv (the reference machine) and, if
   build/results/NAME.csv exists, adds a second table for "Your machine".
   file=PATH reads any CSV instead. Options: columns=, where=, sort=,
-  headers=, pivot=, value=, rows=, mine=no.
+  headers=, pivot=, value=, rows=, mine=no, machine= (what to call the
+  book's copy instead of "Reference machine", for a study measured elsewhere).
 
 Inline numbers (an empty span with class result):
 
@@ -666,7 +667,7 @@ local function table_block(el)
     fail("results-table needs results=\"stage-NN\" or file=\"path.csv\"")
   end
   local ref = load_csv(ref_path(results), ref_path(results))
-  local blocks = { build_table(ref, a, machine_caption(base, "Reference machine", ref),
+  local blocks = { build_table(ref, a, machine_caption(base, a.machine or "Reference machine", ref),
     ref_path(results), el.identifier) }
   local mp = mine_path(results)
   if not cfg.check and (a.mine or "yes") ~= "no" and file_exists(rooted(mp)) then
