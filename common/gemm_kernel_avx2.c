@@ -1,4 +1,5 @@
-// gemm_kernel_avx2.c: AVX2 micro-kernel, 6×16. Build with -mavx2 -mfma.
+// gemm_kernel_avx2.c: AVX2 micro-kernels, 6×16: the packed one, and the direct
+// one of the small path (gemm_small.c). Build with -mavx2 -mfma.
 //
 // Why 6×16: two FMA pipes × about 4 cycles of latency need at least 8
 // independent accumulators. AVX2 has 16 ymm registers: a 6×16 block of C is
