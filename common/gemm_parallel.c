@@ -5,10 +5,10 @@
 // partial sums would make the result depend on the thread count.
 // The jc loop usually has a single iteration (nc is large), so there is
 // nothing to share there. That leaves the ic and jr loops:
-//   - ic (rows): every thread packs its own blocks of A (dealt out one at
-//     a time, to whichever thread is free), which stream through its own
-//     core's L2, and reads the kc×nc panel of B, which all threads pack
-//     together and share through L3. One barrier per kc step.
+//   - ic (rows): every thread packs its own mc×kc block of A, which
+//     streams through its own core's L2, and reads the kc×nc panel of B,
+//     which all threads pack together and share through L3. One barrier
+//     per kc step.
 //   - jr (columns): all threads share one packed block of A and each takes
 //     a range of B micro-panels. Needs a barrier per block of A too, but
 //     balances better when m is small (few mr-row slivers to hand out).
@@ -79,15 +79,6 @@ void gemm_parallel_threads(int threads, enum gemm_trans ta, enum gemm_trans tb,
     }
 
     // BEGIN SOLUTION task 5.1
-    // A row split deals out blocks of at most mc rows, about four per thread
-    // so the dealing can even out, but never under 8 slivers, which would
-    // sweep the panel of B for too little work.
-    int row_block = (m_tiles + 4 * threads - 1) / (4 * threads) * mr;
-    row_block = row_block < 8 * mr ? 8 * mr : row_block;
-    row_block = row_block > mc ? mc : row_block;
-    row_block = gemm_even_block(m, row_block, mr);
-    int row_blocks = (m + row_block - 1) / row_block;
-
 #pragma omp parallel num_threads(threads)
     {
         int t = 0, T = 1;
@@ -112,14 +103,12 @@ void gemm_parallel_threads(int threads, enum gemm_trans ta, enum gemm_trans tb,
                                       nr, b_packed + (long)s * nr * k_now);
 
                 if (split_rows) {
-                    // Blocks of rows, handed to whichever thread is free. A
-                    // core that loses time (to an interrupt, or to another
-                    // program) takes fewer blocks instead of holding the
-                    // others at the barrier.
-#pragma omp for schedule(dynamic, 1) nowait
-                    for (int b = 0; b < row_blocks; b++) {
-                        int ic = b * row_block;
-                        int m_now = min_int(row_block, m - ic);
+                    // This thread's rows: a contiguous range of whole slivers.
+                    int lo = m_tiles * t / T * mr;
+                    int hi = min_int(m, m_tiles * (t + 1) / T * mr);
+                    int mc_even = gemm_even_block(hi - lo, mc, mr);
+                    for (int ic = lo; ic < hi; ic += mc_even) {
+                        int m_now = min_int(mc_even, hi - ic);
                         pack_a_panel(ta, m_now, k_now, gemm_a_at(ta, A, lda, ic, pc),
                                      lda, mr, a_mine);
                         gemm_macro_kernel(kernel, m_now, n_now, k_now, a_mine,
