@@ -85,6 +85,39 @@ Test(task_5_1, same_bits_on_1_to_4_threads, .timeout = 600)
 
 // The same with blocks small enough that these shapes cross every block edge,
 // where the threads split the rows or the columns of each block.
+Test(task_5_1, same_bits_on_1_to_4_threads_in_small_blocks, .timeout = 600)
+{
+    const int shapes[][3] = {{300, 200, 250}, {517, 263, 100}, {20, 700, 80}};
+    gemm_set_best_isa();
+    struct gemm_blocking b = gemm_current_blocking();
+    b.mc = 3 * b.mr;
+    b.kc = 37;
+    b.nc = 2 * b.nr;
+    cr_assert_eq(gemm_set_blocking(b), 0);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+        float *A = mat_alloc(m, k), *B = mat_alloc(k, n);
+        float *C1 = mat_alloc(m, n), *Ct = mat_alloc(m, n);
+        mat_fill_random(A, m, k, k, 3);
+        mat_fill_random(B, k, n, n, 4);
+        mat_fill_random(C1, m, n, n, 5);
+        gemm_parallel_threads(1, GEMM_NOTRANS, GEMM_TRANS, m, n, k, 0.7f, A, k, B, k, 0.3f, C1,
+                              n);
+        for (int threads = 2; threads <= 4; threads++) {
+            mat_fill_random(Ct, m, n, n, 5);
+            gemm_parallel_threads(threads, GEMM_NOTRANS, GEMM_TRANS, m, n, k, 0.7f, A, k, B, k,
+                                  0.3f, Ct, n);
+            cr_assert(memcmp(C1, Ct, sizeof(float) * (size_t)m * n) == 0,
+                      "%dx%dx%d in small blocks: %d threads differ from 1", m, n, k, threads);
+        }
+        mat_free(A);
+        mat_free(B);
+        mat_free(C1);
+        mat_free(Ct);
+    }
+    gemm_set_best_isa();
+}
+
 // A C larger than 8 MiB takes the small path's non-temporal stores (the
 // first convolution layer's shape, with fewer rows); beta 0.3 takes the
 // ordinary stores of the same path. Every ISA this CPU runs, 1 and 2 threads.
@@ -120,39 +153,6 @@ Test(stage_05, small_path_with_a_large_c, .timeout = 600)
     mat_free(B);
     mat_free(C0);
     mat_free(C);
-}
-
-Test(task_5_1, same_bits_on_1_to_4_threads_in_small_blocks, .timeout = 600)
-{
-    const int shapes[][3] = {{300, 200, 250}, {517, 263, 100}, {20, 700, 80}};
-    gemm_set_best_isa();
-    struct gemm_blocking b = gemm_current_blocking();
-    b.mc = 3 * b.mr;
-    b.kc = 37;
-    b.nc = 2 * b.nr;
-    cr_assert_eq(gemm_set_blocking(b), 0);
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-        int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
-        float *A = mat_alloc(m, k), *B = mat_alloc(k, n);
-        float *C1 = mat_alloc(m, n), *Ct = mat_alloc(m, n);
-        mat_fill_random(A, m, k, k, 3);
-        mat_fill_random(B, k, n, n, 4);
-        mat_fill_random(C1, m, n, n, 5);
-        gemm_parallel_threads(1, GEMM_NOTRANS, GEMM_TRANS, m, n, k, 0.7f, A, k, B, k, 0.3f, C1,
-                              n);
-        for (int threads = 2; threads <= 4; threads++) {
-            mat_fill_random(Ct, m, n, n, 5);
-            gemm_parallel_threads(threads, GEMM_NOTRANS, GEMM_TRANS, m, n, k, 0.7f, A, k, B, k,
-                                  0.3f, Ct, n);
-            cr_assert(memcmp(C1, Ct, sizeof(float) * (size_t)m * n) == 0,
-                      "%dx%dx%d in small blocks: %d threads differ from 1", m, n, k, threads);
-        }
-        mat_free(A);
-        mat_free(B);
-        mat_free(C1);
-        mat_free(Ct);
-    }
-    gemm_set_best_isa();
 }
 
 // Every backend of the table is a full GEMM, transposes and all.
