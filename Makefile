@@ -88,7 +88,7 @@ test: test-deps
 
 test-build: $(TEST_ALL)
 
-$(BUILD)/obj/$(notdir $(CC))-$(MODE)/all/%.o: %.c
+$(BUILD)/obj/$(notdir $(CC))-$(MODE)/all/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(isa_flags) -I$(dir $<) $(addprefix -I,$(STAGES)) -MMD -MP -c $< -o $@
 

@@ -13,8 +13,21 @@ BUILD := $(ROOT)/build
 OBJ := $(BUILD)/obj/$(notdir $(CC))-$(MODE)
 ARCH := $(shell $(CC) -dumpmachine 2>/dev/null | cut -d- -f1)
 
-WARN := -Wall -Wextra -Wpedantic $(if $(WERROR),-Werror)
-CFLAGS_BASE := -std=c17 -g -fopenmp -I$(ROOT)/common $(WARN)
+# A call to an undeclared function is always an error: C would otherwise
+# assume it returns int, and a pointer returned through it is cut in half.
+WARN := -Wall -Wextra -Wpedantic -Werror=implicit-function-declaration -Werror=int-conversion $(if $(WERROR),-Werror)
+
+# common/ is grouped by layer (harness/, loops/, gemm/, ...); every group's
+# headers are on the include path.
+COMMON_DIRS := $(patsubst %/,%,$(sort $(dir $(wildcard $(ROOT)/common/*/*.[ch]))))
+
+# OpenBLAS's own headers and library, as its pkg-config file names them.
+# Debian's netlib BLAS (libblas-dev) installs a cblas.h of its own on the
+# default include path, which does not declare OpenBLAS's extensions.
+BLAS_CFLAGS := $(shell pkg-config --cflags openblas 2>/dev/null)
+BLAS_LIBS := $(or $(shell pkg-config --libs openblas 2>/dev/null),-lopenblas)
+
+CFLAGS_BASE := -std=c17 -g -fopenmp $(addprefix -I,$(COMMON_DIRS)) $(BLAS_CFLAGS) $(WARN)
 SANITIZE := -fsanitize=address,undefined
 ifeq ($(MODE),test)
   CFLAGS_MODE := -O1 -Werror $(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -25,7 +38,7 @@ else
 endif
 OPT ?=
 CFLAGS := $(CFLAGS_BASE) $(CFLAGS_MODE)
-LDLIBS := -fopenmp -lopenblas -lm
+LDLIBS := -fopenmp $(BLAS_LIBS) -lm
 
 # Each ISA's code lives in files named *_avx2.c, *_avx512.c, *_neon.c and is
 # built with that ISA's flags only; the program picks a path at run time.
@@ -44,14 +57,20 @@ extra_flags = $(if $(filter %peak_scalar.c,$<),-fno-tree-vectorize) \
                             %/simd_neon.c,$<),-O3)
 # end listing
 
-COMMON_SRCS := $(wildcard $(ROOT)/common/*.c)
+COMMON_SRCS := $(wildcard $(ROOT)/common/*/*.c)
 COMMON_OBJS := $(patsubst $(ROOT)/common/%.c,$(OBJ)/common/%.o,$(COMMON_SRCS))
 
 # The CSV header records how the code was compiled.
-$(OBJ)/common/bench.o: BENCH_DEF = -DBENCH_CFLAGS='"$(CFLAGS_MODE) $(OPT)"'
+$(OBJ)/common/harness/bench.o: BENCH_DEF = -DBENCH_CFLAGS='"$(CFLAGS_MODE) $(OPT)"'
 
-$(OBJ)/common/%.o: $(ROOT)/common/%.c
+# Every object depends on the flags it was built with, so a change of flags
+# (OpenBLAS's headers arriving after a first build, say) rebuilds it.
+FLAGS_STAMP := $(OBJ)/flags
+$(shell mkdir -p $(OBJ) && echo '$(CC) $(BLAS_CFLAGS) $(CFLAGS_MODE) $(WARN) $(LDLIBS)' > $(FLAGS_STAMP).new && \
+  { cmp -s $(FLAGS_STAMP).new $(FLAGS_STAMP) && rm -f $(FLAGS_STAMP).new || mv $(FLAGS_STAMP).new $(FLAGS_STAMP); })
+
+$(OBJ)/common/%.o: $(ROOT)/common/%.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(isa_flags) $(extra_flags) $(BENCH_DEF) -MMD -MP -c $< -o $@
 
--include $(wildcard $(OBJ)/common/*.d)
+-include $(wildcard $(OBJ)/common/*/*.d)

@@ -30,12 +30,19 @@ BENCH_ARGS = $(if $(THREADS),--threads $(THREADS)) $(if $(SIZES),--sizes $(SIZES
   $(if $(SHAPES),--shapes $(SHAPES)) $(BENCH_KNOBS) $(if $(QUICK),--quick) \
   $(if $(FULL),$(if $(SIZES)$(SHAPES),,--sizes $(FULL_SIZES)))
 
-.PHONY: build bench test run plot assignment grade clean test-build
+.PHONY: build programs bench test run plot assignment grade clean test-build
 .DEFAULT_GOAL := build
 
-build: $(PROGRAMS)
+# Every target checks what it needs first (and installs it, or says how), so
+# any order of commands works on a fresh machine. The programs are made by a
+# second make, which reads OpenBLAS's flags afresh if the check installed it.
+build:
+	@$(ROOT)/tools/deps.sh build quiet
+	@$(MAKE) --no-print-directory programs
 
-$(SOBJ)/%.o: %.c
+programs: $(PROGRAMS)
+
+$(SOBJ)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(isa_flags) $(extra_flags) $(OPT) -MMD -MP -c $< -o $@
 
@@ -62,13 +69,14 @@ plot:
 
 # Tests build in MODE=test (sanitizers, -Werror) with their own objects.
 test:
+	@$(ROOT)/tools/deps.sh test quiet
 	$(MAKE) --no-print-directory MODE=test test-build
 	LSAN_OPTIONS=suppressions=$(abspath $(ROOT)/tests/lsan.supp):print_suppressions=0 \
 	  $(TEST_BIN) $(if $(TASK),--filter 'task_$(subst .,_,$(TASK))/*')
 
 test-build: $(TEST_BIN)
 
-$(OBJ)/tests/%.o: $(ROOT)/tests/%.c
+$(OBJ)/tests/%.o: $(ROOT)/tests/%.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -I. -MMD -MP -c $< -o $@
 

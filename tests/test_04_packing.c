@@ -1,4 +1,4 @@
-// Stage 04: packing and the five loops (common/gemm_pack.c, gemm_packed.c,
+// Stage 04: packing and the five loops (common/gemm/gemm_pack.c, gemm_packed.c,
 // gemm_kernel_*.c), against the double-precision reference.
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>

@@ -1,4 +1,4 @@
-// Stage 05: the GEMM on threads (common/gemm_parallel.c), the front door
+// Stage 05: the GEMM on threads (common/gemm/gemm_parallel.c), the front door
 // gemm() and the backend table, against the double-precision reference; and
 // the same bits whatever the thread count.
 #define _POSIX_C_SOURCE 200809L

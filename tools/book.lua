@@ -6,7 +6,7 @@ compiled is ever typed into a chapter by hand.
 
 Listings (a code block with an include= attribute, any classes):
 
-  ```{.c include="common/gemm_pack.c" listing="pack_b"}
+  ```{.c include="common/gemm/gemm_pack.c" listing="pack_b"}
   ```
 
   is replaced by the lines strictly between `// listing: pack_b` and its

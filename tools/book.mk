@@ -18,7 +18,7 @@ BOOK_REF_CSVS   := $(sort $(wildcard plots/data/stage-[0-9][0-9].csv))
 BOOK_PLOT_STAMP := $(BOOK_PLOT_DIR)/.stamp
 BOOK_TOOLS      := tools/book.lua tools/book.css tools/check-book.sh
 BOOK_DEPS       := book.md $(wildcard chapters/*.md) $(BOOK_TOOLS) $(BOOK_REF_CSVS) \
-                   $(wildcard $(BOOK_RESULTS)/*.csv) $(wildcard common/*.[ch] \
+                   $(wildcard $(BOOK_RESULTS)/*.csv) $(wildcard common/*/*.[ch] \
                    stages/*/*.[ch] stages/*/Makefile stages/*/*.mk plots/*.gp) \
                    $(BOOK_PLOT_STAMP)
 

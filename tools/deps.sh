@@ -3,7 +3,9 @@
 # Debian/Ubuntu (apt-get as root, or through sudo), and otherwise prints the
 # exact command to run and fails.
 #
-#   tools/deps.sh build|test|all|cross
+#   tools/deps.sh build|test|all|cross [quiet]
+#
+# quiet: print nothing when everything is there (the per-stage check).
 #
 # build: compile and benchmark; test: + Criterion, pandoc for the book check;
 # all: + gnuplot, pandoc and weasyprint for plots and the book;
@@ -11,9 +13,10 @@
 set -u
 
 want="${1:-all}"
+quiet="${2:-}"
 
 # "package:command-or-file" pairs; the second part is what we probe for.
-build="gcc:gcc make:make libopenblas-dev:openblas_config.h python3:python3"
+build="gcc:gcc make:make pkg-config:pkg-config libopenblas-dev:openblas_config.h python3:python3"
 test="libcriterion-dev:/usr/include/criterion/criterion.h pandoc:pandoc"
 book="gnuplot-nox:gnuplot pandoc:pandoc weasyprint:weasyprint"
 cross="gcc-aarch64-linux-gnu:aarch64-linux-gnu-gcc qemu-user:qemu-aarch64"
@@ -46,7 +49,7 @@ for pair in $list; do
     case " $seen " in *" $pkg "*) continue ;; esac
     seen="$seen $pkg"
     if have "$probe"; then
-        printf '  \342\234\223 %s\n' "$pkg"
+        [ -n "$quiet" ] || printf '  \342\234\223 %s\n' "$pkg"
     else
         printf '  \342\234\227 %s (no %s)\n' "$pkg" "$probe"
         missing="$missing $pkg"

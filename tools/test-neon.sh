@@ -15,13 +15,13 @@ fi
 # The driver and what it tests. More NEON code: add its sources here and a
 # row to the kernel table in tests/neon/test_neon.c.
 SRCS="tests/neon/test_neon.c
-      common/mat.c common/cpu.c
-      common/simd.c common/simd_scalar.c common/simd_neon.c
-      common/simd_avx2.c common/simd_avx512.c stages/03_simd/autovec_neon.c
-      common/gemm.c common/gemm_pack.c common/gemm_packed.c common/gemm_parallel.c
-      common/gemm_small.c common/gemm_kernel_scalar.c common/gemm_kernel_neon.c
-      common/gemm_kernel_avx2.c common/gemm_kernel_avx512.c"
-INCLUDES="-I$root/common -I$root/stages/03_simd"
+      common/harness/mat.c common/harness/cpu.c
+      common/loops/simd.c common/loops/simd_scalar.c common/loops/simd_neon.c
+      common/loops/simd_avx2.c common/loops/simd_avx512.c stages/03_simd/autovec_neon.c
+      common/gemm/gemm.c common/gemm/gemm_pack.c common/gemm/gemm_packed.c common/gemm/gemm_parallel.c
+      common/gemm/gemm_small.c common/gemm/gemm_kernel_scalar.c common/gemm/gemm_kernel_neon.c
+      common/gemm/gemm_kernel_avx2.c common/gemm/gemm_kernel_avx512.c"
+INCLUDES="-I$root/common/harness -I$root/common/loops -I$root/common/gemm -I$root/stages/03_simd"
 CFLAGS="-std=c17 -O2 -g -fopenmp -Wall -Wextra -Wpedantic -Werror"
 
 out=$root/build/neon
@@ -31,7 +31,7 @@ for src in $SRCS; do
     obj=$out/$(echo "$src" | tr / _ | sed 's/\.c$/.o/')
     # The autovec kernels are built as the stage builds them (see its Makefile).
     extra=""
-    case "$src" in */autovec_*) extra="-O3 -ffp-contract=fast" ;; common/simd*) extra="-O3" ;; esac
+    case "$src" in */autovec_*) extra="-O3 -ffp-contract=fast" ;; common/loops/simd*) extra="-O3" ;; esac
     # shellcheck disable=SC2086
     $cc $CFLAGS $extra $INCLUDES -c "$root/$src" -o "$obj" || {
         echo "error: test-neon.sh: $src does not build for AArch64" >&2; exit 1; }

@@ -1,7 +1,7 @@
 #ifndef AUTOVEC_H
 #define AUTOVEC_H
 
-// Chapter 3's comparison: the register-blocked kernels of common/simd*.c
+// Chapter 3's comparison: the register-blocked kernels of common/loops/simd*.c
 // written in plain C. A is m×k (lda ≥ k), B is k×n (ldb ≥ n), C is m×n.
 // The same register blocks written in plain C and built with each ISA's
 // flags at -O3: what the compiler's auto-vectorizer makes of them.

@@ -1,4 +1,4 @@
-// The register block of simd_avx2.c (6×16) in plain C (common/simd_block.h,
+// The register block of simd_avx2.c (6×16) in plain C (common/loops/simd_block.h,
 // the code of simd_scalar.c), built with -mavx2 -mfma at -O3: the compiler has
 // to find the vectors, the broadcasts and the FMAs by itself. Compare the two
 // in the benchmark. autovec.h sits outside the guard so the file is never an

@@ -1,4 +1,4 @@
-// The stage-04 benchmark: the packed five-loop GEMM of common/gemm_packed.c
+// The stage-04 benchmark: the packed five-loop GEMM of common/gemm/gemm_packed.c
 // on one thread, with each ISA's micro-kernel, against OpenBLAS on one thread.
 // The *_l1kc kernels are the same GEMM with the textbook blocking, KC sized
 // for L1, to measure what the library's longer KC buys.

@@ -1,5 +1,5 @@
 // The stage-05 benchmark: the packed GEMM shared among OpenMP threads
-// (common/gemm_parallel.c), and the library's front door gemm(), which picks
+// (common/gemm/gemm_parallel.c), and the library's front door gemm(), which picks
 // a path and a thread count from the shape, against OpenBLAS on as many threads.
 #include "bench.h"
 #include "gemm.h"

@@ -5,12 +5,12 @@
 
 // Every matrix multiply of the book behind one interface, so a program (the
 // training chapters' networks, a benchmark) can be run on any of them:
-//   naive     the i-p-j loops of chapter 1         (common/naive.c)
-//   tiled     cache blocking, chapter 2            (common/tiled.c)
-//   simd      unpacked SIMD register blocks, ch. 3 (common/simd*.c)
-//   packed    the five loops on one thread, ch. 4  (common/gemm_packed.c)
-//   parallel  the five loops on all threads, ch. 5 (common/gemm_parallel.c)
-//   auto      gemm(): picks a path and threads from the shape (common/gemm.c)
+//   naive     the i-p-j loops of chapter 1         (common/loops/naive.c)
+//   tiled     cache blocking, chapter 2            (common/loops/tiled.c)
+//   simd      unpacked SIMD register blocks, ch. 3 (common/loops/simd*.c)
+//   packed    the five loops on one thread, ch. 4  (common/gemm/gemm_packed.c)
+//   parallel  the five loops on all threads, ch. 5 (common/gemm/gemm_parallel.c)
+//   auto      gemm(): picks a path and threads from the shape (common/gemm/gemm.c)
 //   openblas  the peer we measure against
 // Each computes C = alpha·op(A)·op(B) + beta·C with the arguments of gemm().
 // It returns 0, or -1 when it could not get the memory it needed.

@@ -4,7 +4,7 @@
 //     enum { MR = 4, NR = 8 };
 //     #include "simd_block.h"
 //
-// common/simd_scalar.c builds it for the baseline instruction set, and
+// common/loops/simd_scalar.c builds it for the baseline instruction set, and
 // stages/03_simd/autovec_*.c build the very same code with each ISA's flags,
 // to see what the compiler's auto-vectorizer makes of it. The tile size is a
 // compile-time constant on purpose: only then can the compiler unroll the i
