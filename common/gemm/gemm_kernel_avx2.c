@@ -8,7 +8,7 @@
 // more and spill.
 
 // gemm.h sits outside the guard so the file is never an empty translation unit.
-#include "gemm.h"
+#include "gemm_parts.h"
 
 #if defined(__x86_64__)
 

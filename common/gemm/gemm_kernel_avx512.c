@@ -10,7 +10,7 @@
 // that fits (8×48 and 6×64 use only 24 accumulators).
 
 // gemm.h sits outside the guard so the file is never an empty translation unit.
-#include "gemm.h"
+#include "gemm_parts.h"
 
 #if defined(__x86_64__)
 

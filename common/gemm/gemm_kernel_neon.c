@@ -6,7 +6,7 @@
 // in one step: 29 registers, with no spills.
 
 // gemm.h sits outside the guard so the file is never an empty translation unit.
-#include "gemm.h"
+#include "gemm_parts.h"
 
 #if defined(__aarch64__)
 

@@ -3,7 +3,7 @@
 // 4×8 = 32 accumulators: few enough for a compiler to keep in registers on
 // any 64-bit target (as 8 SSE or NEON vectors when it vectorizes the j loop),
 // enough independent sums to hide the latency of the adds.
-#include "gemm.h"
+#include "gemm_parts.h"
 
 // listing: microkernel_scalar
 void gemm_kernel_scalar(int m, int n, int kc, const float *a, const float *b,

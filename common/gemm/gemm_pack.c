@@ -1,7 +1,7 @@
 // gemm_pack.c: copy blocks of op(A) and op(B) into the order the
 // micro-kernel reads them, so that it walks memory with unit stride and
 // never has to know about transposes or matrix edges.
-#include "gemm.h"
+#include "gemm_parts.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -19,57 +19,6 @@ static int min_int(int a, int b)
     return a < b ? a : b;
 }
 
-void gemm_scale(int m, int n, float beta, float *C, int ldc)
-{
-    for (int i = 0; i < m; i++) {
-        float *c = C + (long)i * ldc;
-        for (int j = 0; j < n; j++)
-            c[j] = beta == 0.0f ? 0.0f : beta * c[j];
-    }
-}
-
-const float *gemm_a_at(enum gemm_trans ta, const float *A, int lda, int i, int p)
-{
-    // op(A)[i][p] is A[i][p], or A[p][i] when A is stored transposed.
-    return ta == GEMM_NOTRANS ? A + (long)i * lda + p : A + (long)p * lda + i;
-}
-
-const float *gemm_b_at(enum gemm_trans tb, const float *B, int ldb, int p, int j)
-{
-    return tb == GEMM_NOTRANS ? B + (long)p * ldb + j : B + (long)j * ldb + p;
-}
-
-int gemm_even_block(int size, int block, int unit)
-{
-    // 4096 rows in blocks of 1022 would leave a last block of 8 rows, which
-    // costs a whole pass over the panel of B for one sliver of work. Five
-    // blocks of 826 (whole slivers) do the same work in even pieces.
-    if (size <= 0)
-        return block;
-    int blocks = (size + block - 1) / block;
-    int even = (size + blocks - 1) / blocks;
-    even = (even + unit - 1) / unit * unit;
-    return even < block ? even : block;
-}
-
-// listing: macro_kernel
-void gemm_macro_kernel(const struct gemm_kernel *kernel, int mc, int nc,
-                       int kc, const float *a_packed, const float *b_packed,
-                       float *C, int ldc, float alpha, float beta)
-{
-    // C is the mc×nc block to update; a_packed holds ceil(mc/mr) slivers of
-    // mr×kc, b_packed ceil(nc/nr) micro-panels of kc×nr.
-    int mr = kernel->blocking.mr, nr = kernel->blocking.nr;
-    for (int jr = 0; jr < nc; jr += nr) {
-        for (int ir = 0; ir < mc; ir += mr) {
-            kernel->run(min_int(mr, mc - ir), min_int(nr, nc - jr), kc,
-                        a_packed + (long)ir * kc, b_packed + (long)jr * kc,
-                        C + (long)ir * ldc + jr, ldc, alpha, beta);
-        }
-    }
-}
-// end listing
-
 // listing: five_loops
 void gemm_packed(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
                  float alpha, const float *A, int lda, const float *B, int ldb,
@@ -89,8 +38,8 @@ void gemm_packed(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
     float *a_packed = gemm_buffer(GEMM_BUFFER_A, (long)(mc + bl.mr - 1) / bl.mr * bl.mr * kc);
     float *b_packed = gemm_buffer(GEMM_BUFFER_B, (long)(nc + bl.nr - 1) / bl.nr * bl.nr * kc);
     if (a_packed == NULL || b_packed == NULL) {
-        // Out of memory: the unpacked path needs no buffers.
-        gemm_small(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+        // Out of memory: the plain loops need no buffers.
+        gemm_plain_loops(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
 

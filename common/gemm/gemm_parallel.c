@@ -55,8 +55,12 @@ void gemm_parallel_threads(int threads, enum gemm_trans ta, enum gemm_trans tb,
 #if !defined(_OPENMP)
     threads = 1;
 #endif
-    if (threads <= 1 || m <= 0 || n <= 0 || k <= 0 || alpha == 0.0f) {
-        gemm_packed(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (threads < 1)
+        threads = 1;
+    if (m <= 0 || n <= 0)
+        return;
+    if (k <= 0 || alpha == 0.0f) {
+        gemm_scale(m, n, beta, C, ldc);
         return;
     }
     const struct gemm_kernel *kernel = gemm_current_kernel();
@@ -74,7 +78,8 @@ void gemm_parallel_threads(int threads, enum gemm_trans ta, enum gemm_trans tb,
     float *b_packed = gemm_buffer(GEMM_BUFFER_B, (long)(nc + nr - 1) / nr * nr * kc);
     float *a_packed = gemm_buffer(GEMM_BUFFER_A, split_rows ? a_size * threads : a_size);
     if (b_packed == NULL || a_packed == NULL) {
-        gemm_packed(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+        // Out of memory: the plain loops need no buffers.
+        gemm_plain_loops(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
 

@@ -16,34 +16,6 @@ static int min_int(int a, int b)
     return a < b ? a : b;
 }
 
-enum { CHUNK = 64 }; // columns of C accumulated at once
-
-// Plain loops, for ISAs without a direct micro-kernel (and when out of memory).
-static void gemm_loops(enum gemm_trans ta, enum gemm_trans tb, int m, int n,
-                       int k, float alpha, const float *A, int lda,
-                       const float *B, int ldb, float beta, float *C, int ldc)
-{
-    for (int i = 0; i < m; i++) {
-        float *c = C + (long)i * ldc;
-        for (int j0 = 0; j0 < n; j0 += CHUNK) {
-            int nj = min_int(n - j0, CHUNK);
-            float acc[CHUNK] = {0.0f};
-            // acc[j] = Σp op(A)[i][p]·op(B)[p][j0+j], summed in order of p.
-            for (int p = 0; p < k; p++) {
-                float a = *gemm_a_at(ta, A, lda, i, p);
-                for (int j = 0; j < nj; j++)
-                    acc[j] += a * *gemm_b_at(tb, B, ldb, p, j0 + j);
-            }
-            for (int j = 0; j < nj; j++) {
-                if (beta == 0.0f)
-                    c[j0 + j] = alpha * acc[j];
-                else
-                    c[j0 + j] = alpha * acc[j] + beta * c[j0 + j];
-            }
-        }
-    }
-}
-
 // Rows i … i + mr − 1 of C, all columns, with the direct micro-kernel.
 static void direct_row_block(const struct gemm_kernel *kernel, int i, int m, int n, int k,
                              const float *A, long rs_a, long cs_a, const float *b_use,
@@ -93,7 +65,7 @@ void gemm_small_threads(int threads, enum gemm_trans ta, enum gemm_trans tb,
         b_step = k;
     }
     if (b_use == NULL) {
-        gemm_loops(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+        gemm_plain_loops(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
     // A C this large (beyond any core's L2) will not be in cache for whoever

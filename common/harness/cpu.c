@@ -164,7 +164,6 @@ static void caches_from_sysconf(struct cpu_caches *c)
         c->l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
     if (c->line <= 0)
         c->line = sysconf(_SC_LEVEL1_DCACHE_LINESIZE);
-    // Some hypervisors report the whole machine's L3 here; sysfs is preferred.
     if (c->l3 <= 0)
         c->l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
 #else
@@ -195,6 +194,11 @@ struct cpu_caches cpu_caches(void)
         }
     if (c.line <= 0)
         c.line = 64;
+    // No core of today sees more than 32 MiB of L3 (one Zen CCD; Intel's
+    // slices are smaller). Some virtual machines report the whole package's
+    // L3, 512 MiB and more, which would size blocks that live in no cache.
+    if (c.l3 > CPU_L3_MAX)
+        c.l3 = CPU_L3_MAX;
     known = c;
     done = 1;
     return c;

@@ -21,7 +21,9 @@ int cpu_count(void);
 
 // Data cache sizes in bytes as the system reports them (sysfs, then sysconf);
 // a level the system does not report is filled with a typical size and
-// `assumed` set, so callers can say so.
+// `assumed` set, so callers can say so. L3 is capped at CPU_L3_MAX, the most
+// one core shares today (a virtual machine may report a whole package's).
+enum { CPU_L3_MAX = 32 * 1024 * 1024 };
 struct cpu_caches {
     long l1d, l2, l3;
     long line;
