@@ -1,6 +1,8 @@
 // The stage-05 benchmark: the packed GEMM shared among OpenMP threads
 // (common/gemm/gemm_parallel.c), and the library's front door gemm(), which picks
 // a path and a thread count from the shape, against OpenBLAS on as many threads.
+#include <omp.h>
+
 #include "bench.h"
 #include "gemm.h"
 
@@ -36,16 +38,38 @@ static void front_door(int m, int n, int k, const float *A, int lda, const float
     gemm(GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
 }
 
+// The two paths gemm() chooses between for a skinny shape, each forced, on
+// all the threads it is given: the path study of `make stage-05 run`.
+static void small_path(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
+                       float *C, int ldc)
+{
+    gemm_small_threads(omp_get_max_threads(), GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f, A,
+                       lda, B, ldb, 0.0f, C, ldc);
+}
+
+static void packed_path(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
+                        float *C, int ldc)
+{
+    int threads = omp_get_max_threads();
+    if (threads == 1)
+        gemm_packed(GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+    else
+        gemm_parallel_threads(threads, GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B,
+                              ldb, 0.0f, C, ldc);
+}
+
 static struct bench_kernel kernels[] = {
     {"parallel_avx2", ISA_AVX2, 1, parallel_avx2},
     {"parallel_avx512", ISA_AVX512, 1, parallel_avx512},
     {"parallel_neon", ISA_NEON, 1, parallel_neon},
     {"gemm", ISA_SCALAR, 1, front_door},  // isa set in main: the best this CPU has
+    {"small_path", ISA_SCALAR, 1, small_path},
+    {"packed_path", ISA_SCALAR, 1, packed_path},
 };
 
 int main(int argc, char **argv)
 {
-    kernels[3].isa = isa_best();
+    kernels[3].isa = kernels[4].isa = kernels[5].isa = isa_best();
     struct bench_stage stage = {
         .name = "stage-05",
         .kernels = kernels,
