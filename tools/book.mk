@@ -65,6 +65,7 @@ $(BOOK_PLOT_STAMP): _book_force
 	}; \
 	study stage-02-sweep tools/sweep-plot.sh || exit 1; \
 	study stage-05-scaling tools/scaling-plot.sh || exit 1; \
+	study stage-05-paths tools/paths-plot.sh || exit 1; \
 	for ref in $(BOOK_REF_CSVS); do \
 	  s=$$(basename "$$ref" .csv); mine=$(BOOK_RESULTS)/$$s.csv; \
 	  if [ -f "$$mine" ]; then \
