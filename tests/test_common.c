@@ -2,6 +2,7 @@
 // check, the peak, the command line, the book check and the kit round trip.
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -392,4 +393,19 @@ Test(kit, stage_04_round_trip, .timeout = 900)
 Test(kit, stage_05_round_trip, .timeout = 900)
 {
     round_trip("05_threading");
+}
+
+// The peer's own description of itself. Compiled against another BLAS's
+// cblas.h (netlib's, say), these functions would be undeclared; C used to
+// assume they return int and cut the pointer in half, and the first bench
+// crashed here. The build now refuses undeclared functions, and this checks
+// the strings are really there.
+Test(blas, openblas_names_its_core_and_config)
+{
+    const char *core = blas_core(), *config = blas_config();
+    cr_assert(core != NULL && config != NULL);
+    cr_assert(strlen(core) > 0 && strlen(core) < 64, "core name '%s'", core);
+    cr_assert(strstr(config, "OpenBLAS") != NULL, "config '%s'", config);
+    for (const char *c = core; *c; c++)
+        cr_assert(isprint((unsigned char)*c), "core name has byte %d", *c);
 }
