@@ -114,12 +114,18 @@ static int verify(const char *path, const struct idx *x, const char *set, const 
     fclose(f);
     if (match)
         return 0;
-    if (known)
+    if (known && set != NULL)
         return fail(err, errlen,
                     "%s: checksum mismatch: its IDX bytes have SHA-256 %s, not the one "
                     "datasets/SHA256SUMS lists for %s/%s; the file is damaged or is another "
                     "dataset's; run `make datasets` to fetch it again",
-                    path, have, set ? set : "*", base);
+                    path, have, set, base);
+    if (known)
+        return fail(err, errlen,
+                    "%s: checksum mismatch: its IDX bytes have SHA-256 %s, which "
+                    "datasets/SHA256SUMS lists for no %s of any set; the file is damaged or "
+                    "unknown; run `make datasets` to fetch a known one",
+                    path, have, base);
     return fail(err, errlen,
                 "%s: not a file datasets/SHA256SUMS knows (its IDX bytes have SHA-256 %s); "
                 "run `make datasets` to fetch a known one",
