@@ -551,6 +551,8 @@ Test(dataset, a_bad_name_is_an_error)
     char err[1000];
     cr_assert_eq(dataset_load("Fashion!", NULL, &ds, err, sizeof err), -1);
     cr_assert_not_null(strstr(err, "unknown dataset 'Fashion!'"), "%s", err);
+    cr_assert_eq(dataset_load("kmnist", NULL, &ds, err, sizeof err), -1);
+    cr_assert_not_null(strstr(err, "give mnist, fashion, sample or a directory"), "%s", err);
 }
 
 Test(dataset, a_damaged_file_fails_the_load, .init = make_tmp, .fini = remove_tmp)

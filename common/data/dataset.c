@@ -177,17 +177,6 @@ static int load_split(const char *dir, const char *set, int sample, int which,
     return 0;
 }
 
-// A set's name: lowercase letters, digits, '-' and '_'.
-static int plain_name(const char *s)
-{
-    if (*s == '\0')
-        return 0;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-' || *s == '_'))
-            return 0;
-    return 1;
-}
-
 int dataset_load(const char *name, const char *data_dir, struct dataset *ds, char *err,
                  size_t errlen)
 {
@@ -205,7 +194,8 @@ int dataset_load(const char *name, const char *data_dir, struct dataset *ds, cha
             start--;
         snprintf(ds->name, sizeof ds->name, "%.*s", (int)(end - start), start);
         set = NULL;
-    } else if (!plain_name(name)) {
+    } else if (strcmp(name, "mnist") != 0 && strcmp(name, "fashion") != 0 &&
+               strcmp(name, "sample") != 0) {
         return fail(err, errlen,
                     "unknown dataset '%s': give mnist, fashion, sample or a directory "
                     "(a path with a '/')",
