@@ -111,7 +111,7 @@ FUZZ_SECONDS ?= 60
 fuzz-idx:
 	@tools/deps.sh fuzz quiet
 	@mkdir -p $(BUILD)/fuzz/idx-corpus
-	clang -std=c17 -g -O1 -fsanitize=fuzzer,address,undefined -Icommon/data \
+	clang -std=c17 -g -O1 -Wall -Wextra -Wpedantic -Werror -fsanitize=fuzzer,address,undefined -Icommon/data \
 	  tests/fuzz/fuzz_idx.c common/data/idx.c -lz -o $(BUILD)/fuzz/fuzz_idx
 	$(BUILD)/fuzz/fuzz_idx -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 	  $(BUILD)/fuzz/idx-corpus tests/fuzz/idx-seeds

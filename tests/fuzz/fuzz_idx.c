@@ -28,6 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         volatile unsigned sum = 0;  // touch every byte: ASan checks them
         for (size_t i = 0; i < x.count * x.item_size; i++)
             sum += x.data[i];
+        (void)sum;
         idx_free(&x);
     } else if (strstr(err, name) == NULL || strstr(err, "make datasets") == NULL) {
         // Every error names the input and gives the fix.
