@@ -33,7 +33,7 @@ include tools/book.mk
 .DEFAULT_GOAL := all
 
 .PHONY: all deps test-deps build bench plots book check-book datasets help clean \
-        test test-neon reference
+        test test-neon reference fuzz-idx
 
 all: deps
 	@for s in $(STAGES); do $(MAKE) --no-print-directory -C $$s build || exit 1; done
@@ -102,8 +102,20 @@ $(TEST_ALL): $(TEST_OBJS) $(COMMON_OBJS)
 test-neon:
 	@tools/test-neon.sh
 
+# Fashion-MNIST, MNIST digits and the committed sample, checked against
+# datasets/SHA256SUMS, into build/datasets/ or DATA_DIR=.
 datasets:
-	@echo "datasets: nothing to fetch yet (see datasets/README.md)"
+	@DATA_DIR="$(DATA_DIR)" datasets/fetch.sh
+
+# The IDX reader under libFuzzer for FUZZ_SECONDS (not part of `make test`).
+FUZZ_SECONDS ?= 60
+fuzz-idx:
+	@tools/deps.sh fuzz quiet
+	@mkdir -p $(BUILD)/fuzz/idx-corpus
+	clang -std=c17 -g -O1 -Wall -Wextra -Wpedantic -Werror -fsanitize=fuzzer,address,undefined -Icommon/data \
+	  tests/fuzz/fuzz_idx.c common/data/idx.c -lz -o $(BUILD)/fuzz/fuzz_idx
+	$(BUILD)/fuzz/fuzz_idx -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	  $(BUILD)/fuzz/idx-corpus tests/fuzz/idx-seeds
 
 clean:
 	rm -rf build
@@ -121,7 +133,9 @@ help:
 	@echo "  make plots           GFLOPS plots from your results, else the reference ones"
 	@echo "  make book            build/book/book.html, book.epub, book.pdf"
 	@echo "  make check-book      fail on a missing listing, file or results CSV"
-	@echo "  make datasets        fetch the datasets the training chapters use"
+	@echo "  make datasets        Fashion-MNIST, MNIST digits and the sample, checked, into"
+	@echo "                       build/datasets/ (or DATA_DIR=); says where each came from"
+	@echo "  make fuzz-idx        fuzz the IDX reader for FUZZ_SECONDS=60 (clang, libFuzzer)"
 	@echo "  make reference       measure the book's reference results into plots/data/"
 	@echo "  make clean           remove build/"
 	@echo

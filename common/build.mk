@@ -38,7 +38,7 @@ else
 endif
 OPT ?=
 CFLAGS := $(CFLAGS_BASE) $(CFLAGS_MODE)
-LDLIBS := -fopenmp $(BLAS_LIBS) -lm
+LDLIBS := -fopenmp $(BLAS_LIBS) -lz -lm
 
 # Each ISA's code lives in files named *_avx2.c, *_avx512.c, *_neon.c and is
 # built with that ISA's flags only; the program picks a path at run time.
@@ -61,7 +61,9 @@ COMMON_SRCS := $(wildcard $(ROOT)/common/*/*.c)
 COMMON_OBJS := $(patsubst $(ROOT)/common/%.c,$(OBJ)/common/%.o,$(COMMON_SRCS))
 
 # The CSV header records how the code was compiled.
-$(OBJ)/common/harness/bench.o: BENCH_DEF = -DBENCH_CFLAGS='"$(CFLAGS_MODE) $(OPT)"'
+$(OBJ)/common/harness/bench.o: OBJ_DEF = -DBENCH_CFLAGS='"$(CFLAGS_MODE) $(OPT)"'
+# The dataset loader finds datasets/ and build/datasets/ from any directory.
+$(OBJ)/common/data/dataset.o: OBJ_DEF = -DDATASET_ROOT='"$(abspath $(ROOT))"'
 
 # Every object depends on the flags it was built with, so a change of flags
 # (OpenBLAS's headers arriving after a first build, say) rebuilds it.
@@ -71,6 +73,6 @@ $(shell mkdir -p $(OBJ) && echo '$(CC) $(BLAS_CFLAGS) $(CFLAGS_MODE) $(WARN) $(L
 
 $(OBJ)/common/%.o: $(ROOT)/common/%.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(isa_flags) $(extra_flags) $(BENCH_DEF) -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS) $(isa_flags) $(extra_flags) $(OBJ_DEF) -MMD -MP -c $< -o $@
 
 -include $(wildcard $(OBJ)/common/*/*.d)

@@ -3,30 +3,35 @@
 # Debian/Ubuntu (apt-get as root, or through sudo), and otherwise prints the
 # exact command to run and fails.
 #
-#   tools/deps.sh build|test|all|cross [quiet]
+#   tools/deps.sh build|test|all|cross|datasets|fuzz [quiet]
 #
 # quiet: print nothing when everything is there (the per-stage check).
 #
 # build: compile and benchmark; test: + Criterion, pandoc for the book check;
 # all: + gnuplot, pandoc and weasyprint for plots and the book;
-# cross: the AArch64 cross compiler and qemu, to build and test the NEON code.
+# cross: the AArch64 cross compiler and qemu, to build and test the NEON code;
+# datasets: Fashion-MNIST; fuzz: clang's libFuzzer, for `make fuzz-idx`.
 set -u
 
 want="${1:-all}"
 quiet="${2:-}"
 
 # "package:command-or-file" pairs; the second part is what we probe for.
-build="gcc:gcc make:make pkg-config:pkg-config libopenblas-dev:openblas_config.h python3:python3"
+build="gcc:gcc make:make pkg-config:pkg-config libopenblas-dev:openblas_config.h python3:python3 zlib1g-dev:/usr/include/zlib.h"
 test="libcriterion-dev:/usr/include/criterion/criterion.h pandoc:pandoc"
 book="gnuplot-nox:gnuplot pandoc:pandoc weasyprint:weasyprint"
 cross="gcc-aarch64-linux-gnu:aarch64-linux-gnu-gcc qemu-user:qemu-aarch64"
+datasets="dataset-fashion-mnist:/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"
+fuzz="clang:clang libclang-rt-14-dev:libfuzzer"
 
 case "$want" in
 build) list="$build" ;;
 test) list="$build $test" ;;
 all) list="$build $test $book" ;;
 cross) list="$cross" ;;
-*) echo "usage: tools/deps.sh build|test|all|cross" >&2; exit 2 ;;
+datasets) list="$datasets" ;;
+fuzz) list="$fuzz" ;;
+*) echo "usage: tools/deps.sh build|test|all|cross|datasets|fuzz" >&2; exit 2 ;;
 esac
 
 # OpenBLAS's headers live under the target triplet on Debian; netlib's
@@ -36,6 +41,7 @@ triplet_include="/usr/include/$(gcc -dumpmachine 2>/dev/null || echo unknown)"
 have() {
     case "$1" in
     openblas_config.h) [ -e "$triplet_include/$1" ] || [ -e "/usr/include/openblas/$1" ] || [ -e "/usr/include/$1" ] ;;
+    libfuzzer) set -- /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a; [ -e "$1" ] ;;
     /*) [ -e "$1" ] ;;
     *) command -v "$1" >/dev/null 2>&1 ;;
     esac

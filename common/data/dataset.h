@@ -1,0 +1,55 @@
+#ifndef DATASET_H
+#define DATASET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "idx.h"
+
+// A dataset: the four standard IDX files of MNIST and its kin, read into
+// memory as they are, uint8 pixels (60,000 images are 47 MB as bytes, 188 MB
+// as floats: a batch is turned into floats only when it is used).
+
+enum { DATASET_CLASSES = 10 };
+
+struct dataset_split {
+    int count;                    // images
+    int rows, cols, pixels;       // 28, 28, 784
+    const unsigned char *images;  // count × pixels, row-major, 0..255
+    const unsigned char *labels;  // count, each 0..9
+    struct idx image_file, label_file;
+};
+
+struct dataset {
+    char name[64];       // "fashion", "mnist", "sample", or the directory's
+    char dir[4096];      // where the files were read from
+    struct dataset_split train, test;
+};
+
+// Loads a dataset by name:
+//   "mnist", "fashion"  from DIR/NAME/, DIR being data_dir when not NULL,
+//                       else $DATA_DIR when set, else build/datasets;
+//   "sample"            the small set committed in datasets/sample/;
+//   a path with a '/'   that directory.
+// Each file may be raw or .gz. Every file is checked: its IDX header and
+// length, images against labels, and its SHA-256 against datasets/SHA256SUMS.
+// Returns 0, or -1 with a message (what, which file, how to fix it) in err.
+int dataset_load(const char *name, const char *data_dir, struct dataset *ds, char *err,
+                 size_t errlen);
+void dataset_free(struct dataset *ds);
+
+// The repository root this library was built in (for datasets/ and build/).
+const char *dataset_root(void);
+
+// order[0..n) becomes a permutation of 0..n-1 that depends only on seed
+// (Fisher-Yates with a splitmix64 generator): the same on every machine.
+// Give each epoch its own seed, e.g. seed + epoch.
+void dataset_shuffle(int *order, int n, uint64_t seed);
+
+// Fills one batch: images order[start..start+count) (or start.. when order
+// is NULL) scaled to [0, 1] as x (count × pixels, row-major) and their labels
+// as y. Returns how many it filled: fewer than count at the end of the split.
+int dataset_batch(const struct dataset_split *s, const int *order, int start, int count,
+                  float *x, int *y);
+
+#endif
