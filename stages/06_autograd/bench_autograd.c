@@ -138,35 +138,39 @@ static double median(double *t, int n)
     return bench_median(t, n);
 }
 
-static double time_steps(struct tape *t, struct net *n, int reps)
+static void replay_gemms(void)
 {
-    double times[MAX_REPS], spent = 0.0;
+    for (int i = 0; i < ncalls; i++) {
+        const struct gemm_call *c = &calls[i];
+        real->run(c->ta, c->tb, c->m, c->n, c->k, c->alpha, c->A, c->lda, c->B, c->ldb, c->beta,
+                  c->C, c->ldc);
+    }
+}
+
+// listing: bench_interleave
+// Steps and replays of the step's GEMMs alternate, so a slow moment of the
+// machine (another process, a frequency change) falls on both alike; each
+// gets its median. The recorded pointers are the first step's; every step
+// gets the same addresses from the arena (same sizes, same order), and a
+// replay runs before the next tape_clear, so they point at live buffers.
+static void time_both(struct tape *t, struct net *n, int reps, double *step_s, double *gemm_s)
+{
+    double steps[MAX_REPS], gemms[MAX_REPS], spent = 0.0;
     int done = 0;
     while (done < reps && (done == 0 || spent < TIME_BUDGET)) {
         double t0 = timer_now();
         step(t, n);
-        times[done] = timer_now() - t0;
-        spent += times[done++];
+        double t1 = timer_now();
+        replay_gemms();
+        double t2 = timer_now();
+        steps[done] = t1 - t0;
+        gemms[done++] = t2 - t1;
+        spent += t2 - t0;
     }
-    return median(times, done);
+    *step_s = median(steps, done);
+    *gemm_s = median(gemms, done);
 }
-
-static double time_gemms(int reps)
-{
-    double times[MAX_REPS], spent = 0.0;
-    int done = 0;
-    while (done < reps && (done == 0 || spent < TIME_BUDGET)) {
-        double t0 = timer_now();
-        for (int i = 0; i < ncalls; i++) {
-            const struct gemm_call *c = &calls[i];
-            real->run(c->ta, c->tb, c->m, c->n, c->k, c->alpha, c->A, c->lda, c->B, c->ldb,
-                      c->beta, c->C, c->ldc);
-        }
-        times[done] = timer_now() - t0;
-        spent += times[done++];
-    }
-    return median(times, done);
-}
+// end listing
 
 // --- flags --------------------------------------------------------------------
 struct options {
@@ -362,13 +366,13 @@ static void measure(struct run *r, const struct gemm_backend *be, const struct m
     }
     if (loss) {
         int nodes = tape_node_count(t);
-        time_gemms(1);  // warm-up
-        double gemm_s = time_gemms(r->o->reps);  // the recorded calls, on the step's buffers
         double flops = 0.0;
         for (int i = 0; i < ncalls; i++)
             flops += 2.0 * calls[i].m * calls[i].n * calls[i].k;
-        step(t, &n);  // warm-up
-        double step_s = time_steps(t, &n, r->o->reps);
+        replay_gemms();  // warm-up
+        step(t, &n);
+        double step_s, gemm_s;
+        time_both(t, &n, r->o->reps, &step_s, &gemm_s);
         double overhead = 100.0 * (step_s - gemm_s) / gemm_s;
         size_t reserved = arena_reserved(tape_arena(t)), peak = arena_peak(tape_arena(t));
         const char *isa = isa_name(vec_current()->isa);
