@@ -2,6 +2,8 @@
 // forward + backward against the time of its GEMMs alone, on each backend.
 // The difference is everything that is not a GEMM: the elementwise ops, the
 // loss, the arena, the walk. Writes build/results/stage-06.csv.
+// Unless --isa is given, the auto backend is measured a second time with the
+// scalar elementwise loops, to show what the vector ones buy.
 //   bench_autograd [--threads N] [--reps R] [--kernels a,b] [--isa NAME]
 //                  [--batches 64,256] [--csv FILE] [--quick]
 #include <errno.h>
@@ -191,7 +193,8 @@ static void usage(FILE *f, const char *prog)
             "  --threads N        threads for the GEMMs (default: %d)\n"
             "  --reps R           timed steps, median reported (default 20; 5 with --quick)\n"
             "  --kernels a,b      GEMM backends (default: all; auto,openblas with --quick)\n"
-            "  --isa NAME         elementwise loops: scalar|avx2|avx512|neon (default: best)\n"
+            "  --isa NAME         elementwise loops: scalar|avx2|avx512|neon (default: the best,\n"
+            "                     and the auto backend once more with scalar loops)\n"
             "  --batches 64,256   batch sizes (default 64,256)\n"
             "  --csv FILE         write the CSV to FILE ('-' for stdout)\n"
             "  --quick            fewer repetitions and backends\n"
@@ -440,6 +443,14 @@ int main(int argc, char **argv)
         for (int b = 0; b < o.nbatches; b++) {
             struct each_arg a = {&r, &models[mi], o.batches[b], 0.0f};
             each_item(o.backends, run_backend, &a);
+            // Do the vector elementwise loops pay? The front door again, with
+            // the scalar loops (unless --isa chose the loops for every row).
+            enum isa best = vec_current()->isa;
+            if (!o.force_isa && best != ISA_SCALAR) {
+                vec_set_isa(ISA_SCALAR);
+                measure(&r, gemm_backend_find("auto"), &models[mi], o.batches[b], &a.want_loss);
+                vec_set_isa(best);
+            }
         }
     if (r.csv && r.csv != stdout)
         fclose(r.csv);
