@@ -390,3 +390,8 @@ Test(kit, stage_05_round_trip, .timeout = 900)
 {
     round_trip("05_threading");
 }
+
+Test(kit, stage_06_round_trip, .timeout = 900)
+{
+    round_trip("06_autograd");
+}
