@@ -62,10 +62,12 @@ bench: build
 run: build
 	$(MAKE) --no-print-directory run-run
 
+# A stage whose results are not GEMM rows sets PLOT_TOOL to its own script.
+PLOT_TOOL ?= $(ROOT)/tools/plot.sh
 plot:
 	@mkdir -p $(BUILD)/plots
 	@if [ -f $(RESULTS) ]; then src=$(RESULTS); else src=$(ROOT)/plots/data/stage-$(STAGE).csv; fi; \
-	  echo "plotting $$src"; $(ROOT)/tools/plot.sh $$src $(BUILD)/plots/stage-$(STAGE)
+	  echo "plotting $$src"; $(PLOT_TOOL) $$src $(BUILD)/plots/stage-$(STAGE)
 
 # Tests build in MODE=test (sanitizers, -Werror) with their own objects.
 test:

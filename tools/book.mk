@@ -15,6 +15,9 @@ BOOK_DIR        := $(BUILD)/book
 BOOK_PLOT_DIR   := $(BUILD)/plots
 BOOK_RESULTS    := $(BUILD)/results
 BOOK_REF_CSVS   := $(sort $(wildcard plots/data/stage-[0-9][0-9].csv))
+# The GFLOPS plots are drawn from the GEMM benches' results; a stage with
+# columns of its own (stage 06's training steps) is drawn as a study below.
+BOOK_GEMM_CSVS  := $(foreach f,$(BOOK_REF_CSVS),$(if $(shell grep -q '^kernel,isa,' $(f) && echo y),$(f)))
 BOOK_PLOT_STAMP := $(BOOK_PLOT_DIR)/.stamp
 BOOK_TOOLS      := tools/book.lua tools/book.css tools/check-book.sh
 BOOK_DEPS       := book.md $(wildcard chapters/*.md) $(BOOK_TOOLS) $(BOOK_REF_CSVS) \
@@ -66,7 +69,8 @@ $(BOOK_PLOT_STAMP): _book_force
 	study stage-02-sweep tools/sweep-plot.sh || exit 1; \
 	study stage-05-scaling tools/scaling-plot.sh || exit 1; \
 	study stage-05-paths tools/paths-plot.sh || exit 1; \
-	for ref in $(BOOK_REF_CSVS); do \
+	study stage-06 tools/autograd-plot.sh || exit 1; \
+	for ref in $(BOOK_GEMM_CSVS); do \
 	  s=$$(basename "$$ref" .csv); mine=$(BOOK_RESULTS)/$$s.csv; \
 	  if [ -f "$$mine" ]; then \
 	    draw "$$mine" $(BOOK_PLOT_DIR)/$$s "your machine" || exit 1; \

@@ -23,6 +23,15 @@ if [ -z "$tested" ]; then
 fi
 grep -E '^\[(FAIL|----)\]' "$log" | head -n 20
 
+# A stage with no kernel of its own to time (stage 06) is graded on its tests.
+if [ -z "$kernels" ]; then
+    echo
+    echo "tests passed: $passing of $tested"
+    [ "$skipped" -gt 0 ] && echo "tests skipped, for instructions this CPU lacks: $skipped"
+    [ "$passing" = "$tested" ]
+    exit
+fi
+
 echo "== grading stage $stage: speed at n = $size"
 rm -f "$results"
 $make --no-print-directory bench SIZES="$size" KERNELS="$kernels" REPS=3 >"$log" 2>&1

@@ -207,7 +207,9 @@ def main():
     for header in os.listdir(os.path.join(root, "tests")):
         if header.endswith((".h", ".supp")):
             copy_tree(os.path.join(root, "tests", header), os.path.join(out, "tests", header))
-    for tool in ("deps.sh", "grade.sh", "plot.sh", "sweep-plot.sh", "scaling-plot.sh"):
+    copy_tree(os.path.join(root, "tests", "golden"), os.path.join(out, "tests", "golden"))
+    for tool in ("deps.sh", "grade.sh", "plot.sh", "sweep-plot.sh", "scaling-plot.sh",
+                 "autograd-plot.sh"):
         copy_tree(os.path.join(root, "tools", tool), os.path.join(out, "tools", tool))
     for script in ("gflops.gp", "tile_sweep.gp"):
         copy_tree(os.path.join(root, "plots", script), os.path.join(out, "plots", script))

@@ -249,7 +249,7 @@ static const char *compiler(void)
 #endif
 }
 
-void bench_write_header(FILE *f, const char *stage, int threads)
+void bench_write_machine(FILE *f, const char *stage, int threads)
 {
     char date[32];
     time_t now = time(NULL);
@@ -277,6 +277,11 @@ void bench_write_header(FILE *f, const char *stage, int threads)
     fprintf(f, "# openblas_config: %s\n# openblas_core: %s\n# openblas_coretype: %s\n",
             blas_config(), blas_core(), coretype ? coretype : "unset");
     fprintf(f, "# date: %s\n", date);
+}
+
+void bench_write_header(FILE *f, const char *stage, int threads)
+{
+    bench_write_machine(f, stage, threads);
     fprintf(f, "kernel,isa,threads,m,n,k,seconds,gflops,pct_peak,vs_openblas\n");
 }
 

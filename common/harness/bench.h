@@ -76,5 +76,7 @@ double bench_median(double *t, int n);
 
 // The `#` lines that describe this machine, then the column header row.
 void bench_write_header(FILE *f, const char *stage, int threads);
+// Only the `#` lines, for a results file with columns of its own.
+void bench_write_machine(FILE *f, const char *stage, int threads);
 
 #endif

@@ -9,11 +9,13 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "autovec.h"
 #include "gemm.h"
 #include "mat.h"
 #include "simd.h"
+#include "vec.h"
 
 typedef void (*matmul_fn)(int m, int n, int k, const float *A, int lda, const float *B,
                           int ldb, float *C, int ldc);
@@ -94,9 +96,50 @@ done:
     return ratio;
 }
 
+// The autograd's elementwise loops (common/autograd/vec_neon.c) must give the
+// scalar loops' bits at every length around the vector width, NaN and −0
+// among the inputs. Returns 1 when they do.
+static int vec_neon_same_bits(void)
+{
+    float a[40], b[40], want[40], got[40];
+    for (int n = 0; n <= 40; n++) {
+        mat_fill_random(a, 1, 40, 40, 1 + n);
+        mat_fill_random(b, 1, 40, 40, 100 + n);
+        a[n / 2] = NAN;
+        a[n / 3] = -0.0f;
+        for (int op = 0; op < 4; op++) {
+            for (int pass = 0; pass < 2; pass++) {
+                float *out = pass ? got : want;
+                for (int i = 0; i < 40; i++)
+                    out[i] = b[i];
+                if (op == 0)
+                    (pass ? vec_add_neon : vec_add_scalar)(n, out, a, b);
+                else if (op == 1)
+                    (pass ? vec_add_to_neon : vec_add_to_scalar)(n, out, a);
+                else if (op == 2)
+                    (pass ? vec_relu_neon : vec_relu_scalar)(n, out, a);
+                else
+                    (pass ? vec_relu_backward_neon : vec_relu_backward_scalar)(n, out, a, b);
+            }
+            for (int i = 0; i < 40; i++)
+                if (memcmp(&want[i], &got[i], sizeof want[i]) != 0) {
+                    printf("FAIL vec op %d at n = %d, element %d: %g, scalar %g\n", op, n, i,
+                           got[i], want[i]);
+                    return 0;
+                }
+        }
+    }
+    printf("pass vec_neon: the same bits as the scalar loops\n");
+    return 1;
+}
+
 int main(void)
 {
     int passed = 0, failed = 0;
+    if (vec_neon_same_bits())
+        passed++;
+    else
+        failed++;
     for (size_t t = 0; t < sizeof kernels / sizeof kernels[0]; t++) {
         // One check per kernel counts: all its shapes pass, or it fails.
         double worst = 0.0;

@@ -1,0 +1,39 @@
+#ifndef OPS_H
+#define OPS_H
+
+#include <stddef.h>
+
+#include "tape.h"
+
+// The ops of the autograd. Each computes its output into the tape's arena
+// and, when recording and an input needs a gradient, appends a node whose
+// backward adds the input's share of the gradient. Each returns NULL, with
+// the tape's error set (naming the op and the shapes), on a shape mismatch,
+// on a NULL input (the error of the op that failed stands) or out of memory.
+// Shapes are given as rows×columns.
+
+// a is m×k, b is k×n: a·b, m×n. Through the tape's GEMM backend.
+struct tensor *op_matmul(struct tape *t, struct tensor *a, struct tensor *b);
+// x is m×n, bias has n elements: x[i][j] + bias[j] (the bias broadcast over
+// the m rows of a batch).
+struct tensor *op_bias_add(struct tape *t, struct tensor *x, struct tensor *bias);
+// Same shapes: a + b, a ⊙ b (elementwise).
+struct tensor *op_add(struct tape *t, struct tensor *a, struct tensor *b);
+struct tensor *op_mul(struct tape *t, struct tensor *a, struct tensor *b);
+// s·x.
+struct tensor *op_scale(struct tape *t, struct tensor *x, float s);
+// Elementwise max(x, 0), 1/(1+e^-x), tanh x.
+struct tensor *op_relu(struct tape *t, struct tensor *x);
+struct tensor *op_sigmoid(struct tape *t, struct tensor *x);
+struct tensor *op_tanh(struct tape *t, struct tensor *x);
+// The sum and the mean of every element: a one-element tensor.
+struct tensor *op_sum(struct tape *t, struct tensor *x);
+struct tensor *op_mean(struct tape *t, struct tensor *x);
+// The same data seen with another shape of the same size: a view, no copy.
+struct tensor *op_reshape(struct tape *t, struct tensor *x, int ndim, const int *shape);
+// logits is b×c, labels[i] in 0..c-1 for each of the b rows:
+// −(1/b) Σᵢ log softmax(logitsᵢ)[labelsᵢ], one element. nlabels must be b.
+struct tensor *op_cross_entropy(struct tape *t, struct tensor *logits, const int *labels,
+                                int nlabels);
+
+#endif

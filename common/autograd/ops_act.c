@@ -1,0 +1,120 @@
+// The activations: ReLU, sigmoid, tanh. Each backward reads the op's output
+// y, not its input: the derivative of each is a function of y alone.
+#include <math.h>
+
+#include "ops.h"
+#include "vec.h"
+
+typedef void act_fn(long n, float *y, const float *x);
+
+static struct tensor *activation(struct tape *t, struct tensor *x, const char *op, act_fn *f,
+                                 tape_backward_fn *backward)
+{
+    if (!x)
+        return NULL;
+    struct tensor *y = tape_output(t, x->ndim, x->shape, x, NULL);
+    if (!y)
+        return NULL;
+    f(x->size, y->data, x->data);
+    if (y->requires_grad && !tape_record(t, op, backward, y, x, NULL))
+        return NULL;
+    return y;
+}
+
+// BEGIN SOLUTION task 6.2: relu_backward and sigmoid_backward: dx += dy ⊙ f'(x), written with y
+// listing: relu_backward
+// y = max(x, 0): the slope is 1 where x > 0 and 0 elsewhere (at x = 0 we
+// take 0, as PyTorch does). y > 0 exactly where x > 0.
+//   dx += dy ⊙ [y > 0]
+static int relu_backward(struct tape *t, struct tape_node *node)
+{
+    struct tensor *x = node->in[0], *y = node->out;
+    float *dx = tape_grad(t, x);
+    if (!dx)
+        return -1;
+    vec_current()->relu_backward(x->size, dx, y->data, y->grad);
+    return 0;
+}
+// end listing
+
+// listing: sigmoid_backward
+// y = 1/(1 + e^−x): dy/dx = e^−x/(1 + e^−x)² = y·(1 − y).
+//   dx += dy ⊙ y ⊙ (1 − y)
+static int sigmoid_backward(struct tape *t, struct tape_node *node)
+{
+    struct tensor *x = node->in[0], *y = node->out;
+    float *dx = tape_grad(t, x);
+    if (!dx)
+        return -1;
+    for (long i = 0; i < x->size; i++)
+        dx[i] += y->grad[i] * y->data[i] * (1.0f - y->data[i]);
+    return 0;
+}
+// end listing
+// stub: static int relu_backward(struct tape *t, struct tape_node *node)
+// stub: {
+// stub:     (void)t;
+// stub:     (void)node;
+// stub:     return 0;
+// stub: }
+// stub:
+// stub: static int sigmoid_backward(struct tape *t, struct tape_node *node)
+// stub: {
+// stub:     (void)t;
+// stub:     (void)node;
+// stub:     return 0;
+// stub: }
+// END SOLUTION
+
+static void relu(long n, float *y, const float *x)
+{
+    vec_current()->relu(n, y, x);
+}
+
+struct tensor *op_relu(struct tape *t, struct tensor *x)
+{
+    return activation(t, x, "relu", relu, relu_backward);
+}
+
+// For x < 0, e^−x overflows long before the result stops being
+// representable: compute e^x/(1 + e^x) there instead.
+static void sigmoid(long n, float *y, const float *x)
+{
+    for (long i = 0; i < n; i++) {
+        if (x[i] >= 0.0f) {
+            y[i] = 1.0f / (1.0f + expf(-x[i]));
+        } else {
+            float e = expf(x[i]);
+            y[i] = e / (1.0f + e);
+        }
+    }
+}
+
+struct tensor *op_sigmoid(struct tape *t, struct tensor *x)
+{
+    return activation(t, x, "sigmoid", sigmoid, sigmoid_backward);
+}
+
+// y = tanh x: dy/dx = 1 − tanh² x = 1 − y².
+//   dx += dy ⊙ (1 − y²)
+static int tanh_backward(struct tape *t, struct tape_node *node)
+{
+    struct tensor *x = node->in[0], *y = node->out;
+    float *dx = tape_grad(t, x);
+    if (!dx)
+        return -1;
+    for (long i = 0; i < x->size; i++)
+        dx[i] += y->grad[i] * (1.0f - y->data[i] * y->data[i]);
+    return 0;
+}
+
+static void tanh_fn(long n, float *y, const float *x)
+{
+    for (long i = 0; i < n; i++)
+        y[i] = tanhf(x[i]);
+}
+
+struct tensor *op_tanh(struct tape *t, struct tensor *x)
+{
+    return activation(t, x, "tanh", tanh_fn, tanh_backward);
+}

@@ -1,0 +1,118 @@
+// The layers' arithmetic: matmul through the GEMM backend, and the bias.
+#include "ops.h"
+#include "vec.h"
+
+// Runs one GEMM through the tape's backend; -1 (error set) when it fails.
+static int run_gemm(struct tape *t, const char *op, enum gemm_trans ta, enum gemm_trans tb,
+                    int m, int n, int k, const float *A, int lda, const float *B, int ldb,
+                    float beta, float *C, int ldc)
+{
+    const struct gemm_backend *be = tape_backend(t);
+    if (be->run(ta, tb, m, n, k, 1.0f, A, lda, B, ldb, beta, C, ldc) != 0) {
+        tape_fail(t, "%s: the %s GEMM backend ran out of memory", op, be->name);
+        return -1;
+    }
+    return 0;
+}
+
+static int is_matrix(const struct tensor *x)
+{
+    return x->ndim == 2;
+}
+
+// listing: matmul_backward
+// C = A·B with A m×k, B k×n, C m×n. Element C[i][j] = Σp A[i][p]·B[p][j],
+// so ∂C[i][j]/∂A[i][p] = B[p][j] and ∂C[i][j]/∂B[p][j] = A[i][p]:
+//   dA (m×k) += dC (m×n) · Bᵀ (n×k)
+//   dB (k×n) += Aᵀ (k×m) · dC (m×n)
+// The transposes are the GEMM's flags: nothing is copied. beta = 1 adds into
+// the gradient, so a tensor used twice gets both contributions.
+static int matmul_backward(struct tape *t, struct tape_node *node)
+{
+    struct tensor *a = node->in[0], *b = node->in[1], *c = node->out;
+    int m = a->shape[0], k = a->shape[1], n = b->shape[1];
+    // BEGIN SOLUTION task 6.1: dA += dC·Bᵀ and dB += Aᵀ·dC, each one GEMM with a transpose flag
+    if (a->requires_grad) {
+        float *da = tape_grad(t, a);
+        if (!da || run_gemm(t, "matmul backward", GEMM_NOTRANS, GEMM_TRANS, m, k, n, c->grad,
+                            n, b->data, n, 1.0f, da, k) != 0)
+            return -1;
+    }
+    if (b->requires_grad) {
+        float *db = tape_grad(t, b);
+        if (!db || run_gemm(t, "matmul backward", GEMM_TRANS, GEMM_NOTRANS, k, n, m, a->data,
+                            k, c->grad, n, 1.0f, db, n) != 0)
+            return -1;
+    }
+    // stub: (void)t; (void)a; (void)b; (void)c; (void)m; (void)k; (void)n;
+    // END SOLUTION
+    return 0;
+}
+// end listing
+
+// listing: matmul
+struct tensor *op_matmul(struct tape *t, struct tensor *a, struct tensor *b)
+{
+    if (!a || !b)
+        return NULL;
+    char sa[64], sb[64];
+    tensor_shape_str(a, sa, sizeof sa);
+    tensor_shape_str(b, sb, sizeof sb);
+    if (!is_matrix(a) || !is_matrix(b) || a->shape[1] != b->shape[0])
+        return tape_fail(t, "matmul: a is %s, b is %s (want m×k and k×n)", sa, sb);
+    int m = a->shape[0], k = a->shape[1], n = b->shape[1];
+    struct tensor *c = tape_output(t, 2, (int[]){m, n}, a, b);
+    if (!c || run_gemm(t, "matmul", GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, a->data, k, b->data,
+                       n, 0.0f, c->data, n) != 0)
+        return NULL;
+    if (c->requires_grad && !tape_record(t, "matmul", matmul_backward, c, a, b))
+        return NULL;
+    return c;
+}
+// end listing
+
+// y[i][j] = x[i][j] + bias[j]: each bias element touches every row, so
+// its gradient is the column sum of dy.
+//   dx (m×n) += dy (m×n)
+//   dbias (n) += Σᵢ dy[i][·]
+static int bias_add_backward(struct tape *t, struct tape_node *node)
+{
+    struct tensor *x = node->in[0], *bias = node->in[1], *y = node->out;
+    long n = bias->size, m = x->size / n;
+    const struct vec_kernels *v = vec_current();
+    if (x->requires_grad) {
+        float *dx = tape_grad(t, x);
+        if (!dx)
+            return -1;
+        v->add_to(x->size, dx, y->grad);
+    }
+    if (bias->requires_grad) {
+        float *db = tape_grad(t, bias);
+        if (!db)
+            return -1;
+        for (long i = 0; i < m; i++)
+            v->add_to(n, db, y->grad + i * n);
+    }
+    return 0;
+}
+
+struct tensor *op_bias_add(struct tape *t, struct tensor *x, struct tensor *bias)
+{
+    if (!x || !bias)
+        return NULL;
+    char sx[64], sb[64];
+    tensor_shape_str(x, sx, sizeof sx);
+    tensor_shape_str(bias, sb, sizeof sb);
+    if (!is_matrix(x) || bias->size != x->shape[1])
+        return tape_fail(t, "bias_add: x is %s, bias is %s (want m×n and n)", sx, sb);
+    struct tensor *y = tape_output(t, 2, x->shape, x, bias);
+    if (!y)
+        return NULL;
+    long n = bias->size, m = x->shape[0];
+    const struct vec_kernels *v = vec_current();
+    for (long i = 0; i < m; i++)
+        v->add(n, y->data + i * n, x->data + i * n, bias->data);
+    if (y->requires_grad && !tape_record(t, "bias_add", bias_add_backward, y, x, bias))
+        return NULL;
+    return y;
+}

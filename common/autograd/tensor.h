@@ -1,0 +1,53 @@
+#ifndef TENSOR_H
+#define TENSOR_H
+
+// A tensor: float data, row-major and contiguous, 1 to 4 dimensions, with
+// its shape beside the data. A 64×784 batch of images has ndim 2 and shape
+// {64, 784}; element (i, j) is data[i*784 + j].
+//
+// A tensor made during a step lives in its tape's arena and is gone at the
+// next tape_clear(). Parameters (tensor_param) live on the heap, outside the
+// arena, and last until tensor_free().
+
+enum { TENSOR_MAX_DIMS = 4 };
+
+struct tensor {
+    float *data;
+    float *grad;        // ∂loss/∂data, same shape; NULL until backward needs it
+    int ndim;
+    int shape[TENSOR_MAX_DIMS];
+    long size;          // product of the shape
+    int requires_grad;  // 1: backward computes grad for this tensor
+    int owned;          // 1: a parameter, data and grad on the heap
+};
+
+struct tape;
+
+// A step tensor from the tape's arena (contents undefined), or NULL with the
+// tape's error set (bad shape, out of memory).
+struct tensor *tensor_new(struct tape *t, int ndim, const int *shape);
+// The same, holding a copy of count floats (count must equal the size).
+struct tensor *tensor_from(struct tape *t, int ndim, const int *shape, const float *values,
+                           long count);
+
+// A tensor struct from the arena whose data is x's, seen with another shape
+// of the same size (the caller checks the size). No copy; grad is its own.
+struct tensor *tensor_view(struct tape *t, const struct tensor *x, int ndim, const int *shape);
+
+// A parameter: zeroed data and gradient on the heap, requires_grad set.
+// NULL for a bad shape or when out of memory.
+struct tensor *tensor_param(int ndim, const int *shape);
+void tensor_free(struct tensor *p);
+// Sets a parameter's gradient to zero (before the backward of each step:
+// gradients accumulate).
+void tensor_zero_grad(struct tensor *p);
+
+// 1 when a and b have the same shape.
+int tensor_same_shape(const struct tensor *a, const struct tensor *b);
+// Writes the shape, e.g. "64×784", into buf.
+void tensor_shape_str(const struct tensor *a, char *buf, int len);
+// The number of elements of a shape, or -1 when it is not 1..4 positive
+// dimensions of at most 2^31 elements in all.
+long tensor_shape_size(int ndim, const int *shape);
+
+#endif

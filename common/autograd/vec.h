@@ -1,0 +1,45 @@
+#ifndef VEC_H
+#define VEC_H
+
+#include "cpu.h"
+
+// The elementwise loops the ops spend their non-GEMM time in, over n floats.
+// Each has a plain C version (the reference, vec_*_scalar) and, where it
+// pays, an AVX2, AVX-512 or NEON one chosen at run time. The vector versions
+// do the same operations in the same order per element (no FMA), so every
+// path gives the same bits.
+struct vec_kernels {
+    enum isa isa;
+    void (*add)(long n, float *out, const float *a, const float *b);  // out = a + b
+    void (*add_to)(long n, float *dst, const float *src);             // dst += src
+    void (*relu)(long n, float *out, const float *x);                 // out = max(x, 0)
+    // dx += dy where y > 0 (y is relu's output)
+    void (*relu_backward)(long n, float *dx, const float *y, const float *dy);
+};
+
+// The kernels in use: the widest this CPU runs, unless vec_set_isa chose.
+const struct vec_kernels *vec_current(void);
+// Returns 0, or -1 (and changes nothing) when this CPU or build lacks isa.
+int vec_set_isa(enum isa isa);
+
+void vec_add_scalar(long n, float *out, const float *a, const float *b);
+void vec_add_to_scalar(long n, float *dst, const float *src);
+void vec_relu_scalar(long n, float *out, const float *x);
+void vec_relu_backward_scalar(long n, float *dx, const float *y, const float *dy);
+
+void vec_add_avx2(long n, float *out, const float *a, const float *b);
+void vec_add_to_avx2(long n, float *dst, const float *src);
+void vec_relu_avx2(long n, float *out, const float *x);
+void vec_relu_backward_avx2(long n, float *dx, const float *y, const float *dy);
+
+void vec_add_avx512(long n, float *out, const float *a, const float *b);
+void vec_add_to_avx512(long n, float *dst, const float *src);
+void vec_relu_avx512(long n, float *out, const float *x);
+void vec_relu_backward_avx512(long n, float *dx, const float *y, const float *dy);
+
+void vec_add_neon(long n, float *out, const float *a, const float *b);
+void vec_add_to_neon(long n, float *dst, const float *src);
+void vec_relu_neon(long n, float *out, const float *x);
+void vec_relu_backward_neon(long n, float *dx, const float *y, const float *dy);
+
+#endif

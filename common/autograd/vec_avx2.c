@@ -1,0 +1,53 @@
+// The elementwise loops with AVX2: 8 floats a vector; the last n % 8 elements
+// take the scalar loop. No FMA: the same bits as the scalar reference.
+// vec.h sits outside the guard so the file is never an empty translation unit.
+#include "vec.h"
+
+#if defined(__x86_64__)
+
+#include <immintrin.h>
+
+enum { L = 8 };
+
+void vec_add_avx2(long n, float *out, const float *a, const float *b)
+{
+    long i = 0;
+    for (; i + L <= n; i += L)
+        _mm256_storeu_ps(out + i, _mm256_add_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
+    vec_add_scalar(n - i, out + i, a + i, b + i);
+}
+
+void vec_add_to_avx2(long n, float *dst, const float *src)
+{
+    long i = 0;
+    for (; i + L <= n; i += L)
+        _mm256_storeu_ps(dst + i, _mm256_add_ps(_mm256_loadu_ps(dst + i), _mm256_loadu_ps(src + i)));
+    vec_add_to_scalar(n - i, dst + i, src + i);
+}
+
+void vec_relu_avx2(long n, float *out, const float *x)
+{
+    const __m256 zero = _mm256_setzero_ps();
+    long i = 0;
+    for (; i + L <= n; i += L)
+        _mm256_storeu_ps(out + i, _mm256_max_ps(_mm256_loadu_ps(x + i), zero));
+    vec_relu_scalar(n - i, out + i, x + i);
+}
+
+// listing: relu_backward_avx2
+// The comparison y > 0 gives a mask of all-ones lanes; AND with dy keeps dy
+// where y > 0 and makes 0.0f elsewhere.
+void vec_relu_backward_avx2(long n, float *dx, const float *y, const float *dy)
+{
+    const __m256 zero = _mm256_setzero_ps();
+    long i = 0;
+    for (; i + L <= n; i += L) {
+        __m256 keep = _mm256_cmp_ps(_mm256_loadu_ps(y + i), zero, _CMP_GT_OQ);
+        __m256 g = _mm256_and_ps(keep, _mm256_loadu_ps(dy + i));
+        _mm256_storeu_ps(dx + i, _mm256_add_ps(_mm256_loadu_ps(dx + i), g));
+    }
+    vec_relu_backward_scalar(n - i, dx + i, y + i, dy + i);
+}
+// end listing
+
+#endif

@@ -1,0 +1,458 @@
+// What does the tape cost? For MLP-sized training steps, the time of a whole
+// forward + backward against the time of its GEMMs alone, on each backend.
+// The difference is everything that is not a GEMM: the elementwise ops, the
+// loss, the arena, the walk. Writes build/results/stage-06.csv.
+// Unless --isa is given, the auto backend is measured a second time with the
+// scalar elementwise loops, to show what the vector ones buy.
+//   bench_autograd [--threads N] [--reps R] [--kernels a,b] [--isa NAME]
+//                  [--batches 64,256] [--csv FILE] [--quick]
+#include <errno.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "bench.h"
+#include "blas.h"
+#include "cpu.h"
+#include "gemm_backend.h"
+#include "mat.h"
+#include "ops.h"
+#include "tape.h"
+#include "timer.h"
+#include "vec.h"
+
+enum { MAX_LAYERS = 4, MAX_CALLS = 64, MAX_REPS = 1000, MAX_BATCHES = 8 };
+
+// A kernel whose repetitions take longer than this stops early (the naive
+// backend at batch 256): the median of fewer runs is still a fair number.
+static const double TIME_BUDGET = 3.0;
+
+struct model {
+    const char *name;
+    int nlayers;
+    int sizes[MAX_LAYERS + 1];
+};
+
+static const struct model models[] = {
+    {"784-256-10", 2, {784, 256, 10}},
+    {"784-128-64-10", 3, {784, 128, 64, 10}},
+};
+
+// --- the GEMM calls of one step, recorded so they can be run again alone ---
+struct gemm_call {
+    enum gemm_trans ta, tb;
+    int m, n, k, lda, ldb, ldc;
+    float alpha, beta;
+    const float *A, *B;
+    float *C;
+};
+
+static const struct gemm_backend *real;
+static struct gemm_call calls[MAX_CALLS];
+static int ncalls;
+static int recording;  // on for the first step only
+
+static int recording_backend(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
+                             float alpha, const float *A, int lda, const float *B, int ldb,
+                             float beta, float *C, int ldc)
+{
+    if (recording && ncalls < MAX_CALLS)
+        calls[ncalls++] = (struct gemm_call){ta, tb, m, n, k, lda, ldb, ldc, alpha, beta,
+                                             A, B, C};
+    return real->run(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+static const struct gemm_backend recorder = {"recorder", "records each call", recording_backend};
+
+// --- one training step --------------------------------------------------------
+struct net {
+    const struct model *model;
+    struct tensor *w[MAX_LAYERS], *b[MAX_LAYERS];
+    float *x;
+    int *labels;
+    int batch;
+};
+
+static int net_init(struct net *n, const struct model *m, int batch)
+{
+    memset(n, 0, sizeof *n);
+    n->model = m;
+    n->batch = batch;
+    for (int l = 0; l < m->nlayers; l++) {
+        int in = m->sizes[l], out = m->sizes[l + 1];
+        n->w[l] = tensor_param(2, (int[]){in, out});
+        n->b[l] = tensor_param(1, (int[]){out});
+        if (!n->w[l] || !n->b[l])
+            return -1;
+        mat_fill_random(n->w[l]->data, in, out, out, 10 + (uint64_t)l);
+        for (long i = 0; i < n->w[l]->size; i++)
+            n->w[l]->data[i] *= sqrtf(6.0f / (float)(in + out));
+    }
+    n->x = malloc(sizeof(float) * (size_t)batch * m->sizes[0]);
+    n->labels = malloc(sizeof(int) * (size_t)batch);
+    if (!n->x || !n->labels)
+        return -1;
+    mat_fill_random(n->x, batch, m->sizes[0], m->sizes[0], 1);
+    for (int i = 0; i < batch; i++)
+        n->labels[i] = (i * 7) % m->sizes[m->nlayers];
+    return 0;
+}
+
+static void net_free(struct net *n)
+{
+    for (int l = 0; l < n->model->nlayers; l++) {
+        tensor_free(n->w[l]);
+        tensor_free(n->b[l]);
+    }
+    free(n->x);
+    free(n->labels);
+}
+
+// listing: bench_step
+// A whole step as training runs it: a fresh tape, the batch copied in,
+// forward (ReLU between layers), the loss, zeroed gradients, backward.
+static struct tensor *step(struct tape *t, struct net *n)
+{
+    const struct model *m = n->model;
+    tape_clear(t);
+    struct tensor *h = tensor_from(t, 2, (int[]){n->batch, m->sizes[0]}, n->x,
+                                   (long)n->batch * m->sizes[0]);
+    for (int l = 0; l < m->nlayers; l++) {
+        h = op_bias_add(t, op_matmul(t, h, n->w[l]), n->b[l]);
+        if (l + 1 < m->nlayers)
+            h = op_relu(t, h);
+    }
+    struct tensor *loss = op_cross_entropy(t, h, n->labels, n->batch);
+    for (int l = 0; l < m->nlayers; l++) {
+        tensor_zero_grad(n->w[l]);
+        tensor_zero_grad(n->b[l]);
+    }
+    return tape_backward(t, loss) == 0 ? loss : NULL;
+}
+// end listing
+
+// --- timing -------------------------------------------------------------------
+static double median(double *t, int n)
+{
+    return bench_median(t, n);
+}
+
+static void replay_gemms(void)
+{
+    for (int i = 0; i < ncalls; i++) {
+        const struct gemm_call *c = &calls[i];
+        real->run(c->ta, c->tb, c->m, c->n, c->k, c->alpha, c->A, c->lda, c->B, c->ldb, c->beta,
+                  c->C, c->ldc);
+    }
+}
+
+// listing: bench_interleave
+// Steps and replays of the step's GEMMs alternate, so a slow moment of the
+// machine (another process, a frequency change) falls on both alike; each
+// gets its median. The recorded pointers are the first step's; every step
+// gets the same addresses from the arena (same sizes, same order), and a
+// replay runs before the next tape_clear, so they point at live buffers.
+static void time_both(struct tape *t, struct net *n, int reps, double *step_s, double *gemm_s)
+{
+    double steps[MAX_REPS], gemms[MAX_REPS], spent = 0.0;
+    int done = 0;
+    while (done < reps && (done == 0 || spent < TIME_BUDGET)) {
+        double t0 = timer_now();
+        step(t, n);
+        double t1 = timer_now();
+        replay_gemms();
+        double t2 = timer_now();
+        steps[done] = t1 - t0;
+        gemms[done++] = t2 - t1;
+        spent += t2 - t0;
+    }
+    *step_s = median(steps, done);
+    *gemm_s = median(gemms, done);
+}
+// end listing
+
+// --- flags --------------------------------------------------------------------
+struct options {
+    int threads, reps, quick;
+    const char *backends;  // comma-separated, or NULL for the default set
+    const char *csv;
+    int nbatches, batches[MAX_BATCHES];
+    int force_isa;
+    enum isa isa;
+};
+
+static void usage(FILE *f, const char *prog)
+{
+    int count;
+    const struct gemm_backend *all = gemm_backend_all(&count);
+    fprintf(f,
+            "usage: %s [options]\n"
+            "  --threads N        threads for the GEMMs (default: %d)\n"
+            "  --reps R           timed steps, median reported (default 20; 5 with --quick)\n"
+            "  --kernels a,b      GEMM backends (default: all; auto,openblas with --quick)\n"
+            "  --isa NAME         elementwise loops: scalar|avx2|avx512|neon (default: the best,\n"
+            "                     and the auto backend once more with scalar loops)\n"
+            "  --batches 64,256   batch sizes (default 64,256)\n"
+            "  --csv FILE         write the CSV to FILE ('-' for stdout)\n"
+            "  --quick            fewer repetitions and backends\n"
+            "backends:",
+            prog, cpu_count());
+    for (int i = 0; i < count; i++)
+        fprintf(f, " %s", all[i].name);
+    fprintf(f, "\n");
+}
+
+static int fail(const char *prog, const char *fmt, const char *what)
+{
+    fprintf(stderr, "error: ");
+    fprintf(stderr, fmt, what);
+    fprintf(stderr, "\n");
+    usage(stderr, prog);
+    return 2;
+}
+
+static long parse_count(const char *s, long max)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < 1 || v > max)
+        return -1;
+    return v;
+}
+
+// Calls fn(name, len) for each item of a comma list; stops at the first -1.
+static int each_item(const char *list, int (*fn)(const char *, size_t, void *), void *arg)
+{
+    for (const char *p = list;;) {
+        size_t len = strcspn(p, ",");
+        if (fn(p, len, arg) != 0)
+            return -1;
+        if (p[len] == '\0')
+            return 0;
+        p += len + 1;
+    }
+}
+
+static const struct gemm_backend *backend_named(const char *s, size_t len)
+{
+    char name[32];
+    if (len == 0 || len >= sizeof name)
+        return NULL;
+    memcpy(name, s, len);
+    name[len] = '\0';
+    return gemm_backend_find(name);
+}
+
+static int check_backend(const char *s, size_t len, void *arg)
+{
+    (void)arg;
+    return backend_named(s, len) ? 0 : -1;
+}
+
+static int add_batch(const char *s, size_t len, void *arg)
+{
+    struct options *o = arg;
+    char buf[16];
+    if (len == 0 || len >= sizeof buf || o->nbatches == MAX_BATCHES)
+        return -1;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    long b = parse_count(buf, 65536);
+    if (b < 0)
+        return -1;
+    o->batches[o->nbatches++] = (int)b;
+    return 0;
+}
+
+static int parse(int argc, char **argv, struct options *o)
+{
+    const char *prog = argv[0];
+    memset(o, 0, sizeof *o);
+    o->threads = cpu_count();
+    int reps = 0;
+    const char *batches = "64,256";
+    for (int i = 1; i < argc; i++) {
+        const char *flag = argv[i];
+        if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) {
+            usage(stdout, prog);
+            return 1;
+        }
+        if (strcmp(flag, "--quick") == 0) {
+            o->quick = 1;
+            continue;
+        }
+        int known = strcmp(flag, "--threads") == 0 || strcmp(flag, "--reps") == 0 ||
+                    strcmp(flag, "--kernels") == 0 || strcmp(flag, "--isa") == 0 ||
+                    strcmp(flag, "--batches") == 0 || strcmp(flag, "--csv") == 0;
+        if (!known)
+            return fail(prog, "unknown option '%s' (sizes are fixed here: the MLP shapes)",
+                        flag);
+        if (i + 1 >= argc || argv[i + 1][0] == '\0')
+            return fail(prog, "%s needs a value", flag);
+        const char *value = argv[++i];
+        if (strcmp(flag, "--threads") == 0) {
+            long t = parse_count(value, 256);
+            if (t < 0)
+                return fail(prog, "--threads wants a whole number from 1 to 256, not '%s'",
+                            value);
+            o->threads = (int)t;
+        } else if (strcmp(flag, "--reps") == 0) {
+            long r = parse_count(value, MAX_REPS);
+            if (r < 0)
+                return fail(prog, "--reps wants a whole number from 1 to 1000, not '%s'", value);
+            reps = (int)r;
+        } else if (strcmp(flag, "--kernels") == 0) {
+            if (each_item(value, check_backend, NULL) != 0)
+                return fail(prog, "unknown backend in '%s'", value);
+            o->backends = value;
+        } else if (strcmp(flag, "--isa") == 0) {
+            if (isa_parse(value, &o->isa) != 0)
+                return fail(prog, "--isa wants scalar, avx2, avx512 or neon, not '%s'", value);
+            if (!isa_supported(o->isa)) {
+                fprintf(stderr, "error: this CPU (%s) cannot run %s code\n", cpu_model(), value);
+                return 2;
+            }
+            o->force_isa = 1;
+        } else if (strcmp(flag, "--batches") == 0) {
+            batches = value;
+        } else {
+            o->csv = value;
+        }
+    }
+    if (each_item(batches, add_batch, o) != 0)
+        return fail(prog, "--batches wants whole numbers from 1 to 65536, not '%s'", batches);
+    o->reps = reps ? reps : o->quick ? 5 : 20;
+    if (!o->backends)
+        o->backends = o->quick ? "auto,openblas" : "auto,naive,tiled,simd,packed,parallel,openblas";
+    return 0;
+}
+
+// --- the run --------------------------------------------------------------------
+struct run {
+    const struct options *o;
+    FILE *csv, *table;
+    int status;
+};
+
+static void measure(struct run *r, const struct gemm_backend *be, const struct model *m,
+                    int batch, float *want_loss)
+{
+    struct net n;
+    struct tape *t = tape_new(&recorder);
+    real = be;
+    if (!t || net_init(&n, m, batch) != 0) {
+        fprintf(stderr, "error: out of memory for %s at batch %d\n", m->name, batch);
+        r->status = 1;
+        tape_free(t);
+        return;
+    }
+    // The first step reserves the arena and records the GEMM calls; the
+    // loss must agree with the first backend's (a wrong GEMM shows here).
+    ncalls = 0;
+    recording = 1;
+    struct tensor *loss = step(t, &n);
+    recording = 0;
+    if (!loss) {
+        fprintf(stderr, "error: %s, %s, batch %d: %s\n", be->name, m->name, batch, tape_error(t));
+        r->status = 1;
+    } else if (*want_loss == 0.0f) {
+        *want_loss = loss->data[0];
+    } else if (fabsf(loss->data[0] - *want_loss) > 1e-4f * fabsf(*want_loss)) {
+        fprintf(stderr, "error: %s gives loss %.7g for %s at batch %d, %s gave %.7g\n",
+                be->name, loss->data[0], m->name, batch, "the first backend", *want_loss);
+        r->status = 1;
+        loss = NULL;
+    }
+    if (loss) {
+        int nodes = tape_node_count(t);
+        double flops = 0.0;
+        for (int i = 0; i < ncalls; i++)
+            flops += 2.0 * calls[i].m * calls[i].n * calls[i].k;
+        replay_gemms();  // warm-up
+        step(t, &n);
+        double step_s, gemm_s;
+        time_both(t, &n, r->o->reps, &step_s, &gemm_s);
+        double overhead = 100.0 * (step_s - gemm_s) / gemm_s;
+        size_t reserved = arena_reserved(tape_arena(t)), peak = arena_peak(tape_arena(t));
+        const char *isa = isa_name(vec_current()->isa);
+        fprintf(r->table, "%-14s %6d %-9s %-7s %3d %10.3f %10.3f %9.1f%% %8.1f %6d %10zu %10zu\n",
+                m->name, batch, be->name, isa, r->o->threads, 1e3 * step_s, 1e3 * gemm_s,
+                overhead, flops / step_s / 1e9, ncalls, reserved, peak);
+        fflush(r->table);
+        if (r->csv) {
+            fprintf(r->csv, "%s,%d,%s,%s,%d,%.4f,%.4f,%.2f,%.2f,%d,%d,%zu,%zu\n", m->name, batch,
+                    be->name, isa, r->o->threads, 1e3 * step_s, 1e3 * gemm_s, overhead,
+                    flops / step_s / 1e9, ncalls, nodes, reserved, peak);
+            fflush(r->csv);
+        }
+    }
+    net_free(&n);
+    tape_free(t);
+}
+
+static int run_backend(const char *s, size_t len, void *arg);
+
+struct each_arg {
+    struct run *r;
+    const struct model *m;
+    int batch;
+    float want_loss;
+};
+
+static int run_backend(const char *s, size_t len, void *arg)
+{
+    struct each_arg *a = arg;
+    measure(a->r, backend_named(s, len), a->m, a->batch, &a->want_loss);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    int p = parse(argc, argv, &o);
+    if (p != 0)
+        return p == 1 ? 0 : p;
+    if (o.force_isa)
+        vec_set_isa(o.isa);
+    omp_set_num_threads(o.threads);
+    blas_set_threads(o.threads);
+    struct run r = {&o, NULL, stdout, 0};
+    if (o.csv && strcmp(o.csv, "-") == 0) {
+        r.csv = stdout;
+        r.table = stderr;
+    } else if (o.csv) {
+        r.csv = fopen(o.csv, "w");
+        if (!r.csv) {
+            fprintf(stderr, "error: cannot write %s: %s\n", o.csv, strerror(errno));
+            return 1;
+        }
+    }
+    if (r.csv) {
+        bench_write_machine(r.csv, "stage-06", o.threads);
+        fprintf(r.csv, "model,batch,backend,isa,threads,step_ms,gemm_ms,overhead_pct,gflops,"
+                       "gemm_calls,nodes,arena_reserved_bytes,arena_peak_bytes\n");
+    }
+    fprintf(r.table, "%-14s %6s %-9s %-7s %3s %10s %10s %10s %8s %6s %10s %10s\n", "model",
+            "batch", "backend", "isa", "thr", "step ms", "gemm ms", "overhead", "GFLOPS", "gemms",
+            "reserved", "peak");
+    for (size_t mi = 0; mi < sizeof models / sizeof models[0]; mi++)
+        for (int b = 0; b < o.nbatches; b++) {
+            struct each_arg a = {&r, &models[mi], o.batches[b], 0.0f};
+            each_item(o.backends, run_backend, &a);
+            // Do the vector elementwise loops pay? The front door again, with
+            // the scalar loops (unless --isa chose the loops for every row).
+            enum isa best = vec_current()->isa;
+            if (!o.force_isa && best != ISA_SCALAR) {
+                vec_set_isa(ISA_SCALAR);
+                measure(&r, gemm_backend_find("auto"), &models[mi], o.batches[b], &a.want_loss);
+                vec_set_isa(best);
+            }
+        }
+    if (r.csv && r.csv != stdout)
+        fclose(r.csv);
+    return r.status;
+}

@@ -1,0 +1,245 @@
+// Fits a small network to two interleaved spirals, from scratch: the first
+// thing the autograd learns. Two inputs (x, y), two hidden layers of tanh,
+// two classes; plain gradient descent with momentum on the whole set.
+//   run_spirals [--backend NAME] [--seed N] [--steps N] [--hidden N] [--lr X]
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "gemm_backend.h"
+#include "ops.h"
+#include "tape.h"
+
+enum { POINTS = 200, CLASSES = 2, MAX_HIDDEN = 1024 };
+
+// splitmix64: a small generator, the same numbers on every machine.
+static uint64_t next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+// Uniform in [-1, 1).
+static float uniform(uint64_t *s)
+{
+    return (float)((next(s) >> 40) * (2.0 / 16777216.0) - 1.0);
+}
+
+// Class c's spiral winds 1.5 turns out from the centre, half a turn away
+// from the other's; a little noise keeps the task honest.
+static void make_spirals(float *xy, int *labels, uint64_t *seed)
+{
+    const double pi = 3.14159265358979323846;
+    for (int i = 0; i < POINTS; i++) {
+        int c = i % CLASSES;
+        double t = (double)(i / CLASSES) / (POINTS / CLASSES);
+        double r = 0.1 + 0.9 * t, angle = 3.0 * pi * t + c * pi;
+        xy[2 * i] = (float)(r * cos(angle)) + 0.02f * uniform(seed);
+        xy[2 * i + 1] = (float)(r * sin(angle)) + 0.02f * uniform(seed);
+        labels[i] = c;
+    }
+}
+
+struct layer {
+    struct tensor *w, *b, *vw, *vb;  // weights, bias, and their momentum
+};
+
+// Weights uniform in ±√(6/(in+out)) (Glorot), so tanh starts in its
+// linear range; biases zero.
+static int layer_init(struct layer *l, int in, int out, uint64_t *seed)
+{
+    l->w = tensor_param(2, (int[]){in, out});
+    l->b = tensor_param(1, (int[]){out});
+    l->vw = tensor_param(2, (int[]){in, out});
+    l->vb = tensor_param(1, (int[]){out});
+    if (!l->w || !l->b || !l->vw || !l->vb)
+        return -1;
+    float a = sqrtf(6.0f / (float)(in + out));
+    for (long i = 0; i < l->w->size; i++)
+        l->w->data[i] = a * uniform(seed);
+    return 0;
+}
+
+static void layer_free(struct layer *l)
+{
+    tensor_free(l->w);
+    tensor_free(l->b);
+    tensor_free(l->vw);
+    tensor_free(l->vb);
+}
+
+// v = μ·v − lr·g; p += v. (Chapter 7 has the optimizers; this is the simplest.)
+static void descend(struct tensor *p, struct tensor *v, float lr)
+{
+    for (long i = 0; i < p->size; i++) {
+        v->data[i] = 0.9f * v->data[i] - lr * p->grad[i];
+        p->data[i] += v->data[i];
+    }
+}
+
+// listing: spirals_forward
+static struct tensor *forward(struct tape *t, struct layer *l, struct tensor *x)
+{
+    struct tensor *h = op_tanh(t, op_bias_add(t, op_matmul(t, x, l[0].w), l[0].b));
+    h = op_tanh(t, op_bias_add(t, op_matmul(t, h, l[1].w), l[1].b));
+    return op_bias_add(t, op_matmul(t, h, l[2].w), l[2].b);
+}
+// end listing
+
+static double accuracy(const struct tensor *logits, const int *labels)
+{
+    int right = 0;
+    for (int i = 0; i < POINTS; i++)
+        right += (logits->data[2 * i + 1] > logits->data[2 * i]) == labels[i];
+    return (double)right / POINTS;
+}
+
+static void usage(FILE *f, const char *prog)
+{
+    int count;
+    const struct gemm_backend *all = gemm_backend_all(&count);
+    fprintf(f,
+            "usage: %s [--backend NAME] [--seed N] [--steps N] [--hidden N] [--lr X]\n"
+            "  --backend NAME  the GEMM every matmul goes through (default: $GEMM_BACKEND, "
+            "else auto):\n",
+            prog);
+    for (int i = 0; i < count; i++)
+        fprintf(f, "                    %-9s %s\n", all[i].name, all[i].about);
+    fprintf(f, "  --seed N        data and initial weights (default 6)\n"
+               "  --steps N       gradient steps (default 2000)\n"
+               "  --hidden N      units in each hidden layer (default 32)\n"
+               "  --lr X          learning rate (default 0.1)\n");
+}
+
+static int bad(const char *prog, const char *what, const char *value)
+{
+    fprintf(stderr, "error: %s, not '%s'\n", what, value);
+    usage(stderr, prog);
+    return 2;
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *prog = argv[0];
+    const struct gemm_backend *backend = gemm_backend_from_env();
+    if (!backend) {
+        fprintf(stderr, "error: GEMM_BACKEND='%s' names no backend\n", getenv("GEMM_BACKEND"));
+        usage(stderr, prog);
+        return 2;
+    }
+    long seed = 6, steps = 2000, hidden = 32;
+    double lr = 0.1;
+    for (int i = 1; i < argc; i++) {
+        const char *flag = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) {
+            usage(stdout, prog);
+            return 0;
+        }
+        if (!value) {
+            fprintf(stderr, "error: %s needs a value\n", flag);
+            usage(stderr, prog);
+            return 2;
+        }
+        i++;
+        if (strcmp(flag, "--backend") == 0) {
+            backend = gemm_backend_find(value);
+            if (!backend)
+                return bad(prog, "--backend wants one of the backends listed below", value);
+        } else if (strcmp(flag, "--seed") == 0) {
+            if (parse_long(value, 0, 1L << 40, &seed) != 0)
+                return bad(prog, "--seed wants a whole number ≥ 0", value);
+        } else if (strcmp(flag, "--steps") == 0) {
+            if (parse_long(value, 1, 1000000, &steps) != 0)
+                return bad(prog, "--steps wants a whole number from 1 to 1000000", value);
+        } else if (strcmp(flag, "--hidden") == 0) {
+            if (parse_long(value, 1, MAX_HIDDEN, &hidden) != 0)
+                return bad(prog, "--hidden wants a whole number from 1 to 1024", value);
+        } else if (strcmp(flag, "--lr") == 0) {
+            char *end;
+            lr = strtod(value, &end);
+            if (end == value || *end || !(lr > 0.0 && lr < 100.0))
+                return bad(prog, "--lr wants a number above 0 and below 100", value);
+        } else {
+            fprintf(stderr, "error: unknown option '%s'\n", flag);
+            usage(stderr, prog);
+            return 2;
+        }
+    }
+
+    uint64_t rng = (uint64_t)seed;
+    static float xy[POINTS * 2];
+    static int labels[POINTS];
+    make_spirals(xy, labels, &rng);
+    struct layer l[3];
+    const int sizes[4] = {2, (int)hidden, (int)hidden, CLASSES};
+    struct tape *t = tape_new(backend);
+    for (int i = 0; i < 3; i++)
+        if (!t || layer_init(&l[i], sizes[i], sizes[i + 1], &rng) != 0) {
+            fprintf(stderr, "error: out of memory\n");
+            return 1;
+        }
+    printf("two spirals: %d points, network 2-%ld-%ld-2 (tanh), backend %s, seed %ld\n",
+           POINTS, hidden, hidden, backend->name, seed);
+    printf("%6s %10s %9s\n", "step", "loss", "accuracy");
+    int status = 0;
+    for (long step = 1; step <= steps; step++) {
+        // listing: spirals_step
+        tape_clear(t);
+        struct tensor *x = tensor_from(t, 2, (int[]){POINTS, 2}, xy, POINTS * 2);
+        struct tensor *logits = forward(t, l, x);
+        struct tensor *loss = op_cross_entropy(t, logits, labels, POINTS);
+        for (int i = 0; i < 3; i++) {
+            tensor_zero_grad(l[i].w);
+            tensor_zero_grad(l[i].b);
+        }
+        if (tape_backward(t, loss) != 0) {
+            fprintf(stderr, "error: step %ld: %s\n", step, tape_error(t));
+            status = 1;
+            break;
+        }
+        for (int i = 0; i < 3; i++) {
+            descend(l[i].w, l[i].vw, (float)lr);
+            descend(l[i].b, l[i].vb, (float)lr);
+        }
+        // end listing
+        if (step == 1 || step % (steps / 10 > 0 ? steps / 10 : 1) == 0 || step == steps)
+            printf("%6ld %10.5f %8.1f%%\n", step, loss->data[0], 100.0 * accuracy(logits, labels));
+    }
+    if (status == 0) {
+        // Evaluation: no tape, no gradients.
+        tape_clear(t);
+        tape_set_recording(t, 0);
+        struct tensor *logits =
+            forward(t, l, tensor_from(t, 2, (int[]){POINTS, 2}, xy, POINTS * 2));
+        if (!logits) {
+            fprintf(stderr, "error: %s\n", tape_error(t));
+            status = 1;
+        } else {
+            printf("final accuracy: %.1f%% of %d points\n", 100.0 * accuracy(logits, labels),
+                   POINTS);
+            printf("arena: %zu bytes reserved, %zu at the peak of a step\n",
+                   arena_reserved(tape_arena(t)), arena_peak(tape_arena(t)));
+        }
+    }
+    for (int i = 0; i < 3; i++)
+        layer_free(&l[i]);
+    tape_free(t);
+    return status;
+}

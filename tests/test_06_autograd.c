@@ -1,0 +1,872 @@
+// Stage 06: the tape autograd (common/autograd/). Every op's backward is
+// checked by central finite differences of a double-precision forward, and
+// whole graphs against gradients PyTorch computed (tests/golden/, written by
+// tools/torch_golden_06.py). Then the bad inputs, the no-grad mode, the
+// zero-allocation promise, the backends, and the SIMD elementwise loops.
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "gemm_backend.h"
+#include "mat.h"
+#include "ops.h"
+#include "tape.h"
+#include "vec.h"
+
+// ---------------------------------------------------------------------------
+// Finite differences.
+//
+// Each case is an op (or a small graph) built twice: with our ops in float,
+// and as a plain double-precision forward. The loss is L = Σ w ⊙ y for a fixed
+// random w, so every element of y matters. The numeric gradient is the
+// central difference (L(x+h) − L(x−h)) / 2h of the double forward, with h =
+// 1e-6·max(1, |x|): its error is about h²·L''' ≈ 1e-12 plus rounding
+// ε·|L|/h ≈ 1e-10, far below what we test.
+//
+// Our gradient is computed in float. A float sum of k terms is off by at most
+// about k·u·Σ|terms| (u = 6e-8); the longest sums here have k = 65, so
+// 4e-6 of the gradient's scale. We allow 1e-4 of the largest numeric
+// gradient of that tensor (plus 1e-6): 25 times the worst rounding, while a
+// wrong formula (a missing transpose, a lost factor 2, a wrong sign) is off
+// by the size of the gradient itself.
+
+enum { MAX_IN = 2, MAX_SIZE = 4096 };
+
+struct fd_case {
+    const char *name;
+    int nin;
+    int ndim[MAX_IN];
+    int shape[MAX_IN][4];
+    // The op in float: y from the inputs (leaves that require a gradient).
+    struct tensor *(*build)(struct tape *t, struct tensor **in, const struct fd_case *c);
+    // The same forward in double: writes y (ny elements), returns ny.
+    long (*ref)(double *const *in, const struct fd_case *c, double *y);
+    int labels[128];  // for cross-entropy
+    float s;          // for scale
+};
+
+static long size_of(const struct fd_case *c, int i)
+{
+    long n = 1;
+    for (int d = 0; d < c->ndim[i]; d++)
+        n *= c->shape[i][d];
+    return n;
+}
+
+static double ref_loss(const struct fd_case *c, double *const *in, const double *w, double *y)
+{
+    long ny = c->ref(in, c, y);
+    double L = 0.0;
+    for (long j = 0; j < ny; j++)
+        L += w[j] * y[j];
+    return L;
+}
+
+static void check_fd(const struct fd_case *c, uint64_t seed)
+{
+    static double y[MAX_SIZE * 4], w[MAX_SIZE * 4];
+    static float wf[MAX_SIZE * 4];
+    double *xd[MAX_IN];
+    float *xf[MAX_IN];
+    for (int i = 0; i < c->nin; i++) {
+        long n = size_of(c, i);
+        xf[i] = malloc(sizeof(float) * (size_t)n);
+        xd[i] = malloc(sizeof(double) * (size_t)n);
+        mat_fill_random(xf[i], 1, (int)n, (int)n, seed + (uint64_t)i);
+        for (long j = 0; j < n; j++)
+            xd[i][j] = xf[i][j];
+    }
+    long ny = c->ref(xd, c, y);
+    cr_assert(ny <= MAX_SIZE * 4);
+    mat_fill_random(wf, 1, (int)ny, (int)ny, seed + 99);
+    for (long j = 0; j < ny; j++)
+        w[j] = wf[j];
+
+    struct tape *t = tape_new(NULL);
+    struct tensor *in[MAX_IN];
+    for (int i = 0; i < c->nin; i++) {
+        in[i] = tensor_param(c->ndim[i], c->shape[i]);
+        memcpy(in[i]->data, xf[i], sizeof(float) * (size_t)size_of(c, i));
+    }
+    struct tensor *out = c->build(t, in, c);
+    cr_assert_not_null(out, "%s: %s", c->name, tape_error(t));
+    cr_assert_eq(out->size, ny, "%s: y has %ld elements, the reference %ld", c->name, out->size,
+                 ny);
+    // The forward itself, against the double one.
+    double scale = 0.0;
+    for (long j = 0; j < ny; j++)
+        scale = fmax(scale, fabs(y[j]));
+    for (long j = 0; j < ny; j++)
+        cr_assert(fabs(out->data[j] - y[j]) <= 1e-5 * (scale + 1e-3),
+                  "%s: y[%ld] = %.9g, the double forward gives %.9g", c->name, j, out->data[j],
+                  y[j]);
+    struct tensor *wt = tensor_from(t, out->ndim, out->shape, wf, ny);
+    struct tensor *loss = op_sum(t, op_mul(t, out, wt));
+    cr_assert_eq(tape_backward(t, loss), 0, "%s: %s", c->name, tape_error(t));
+
+    for (int i = 0; i < c->nin; i++) {
+        long n = size_of(c, i);
+        double *num = malloc(sizeof(double) * (size_t)n), big = 0.0;
+        for (long j = 0; j < n; j++) {
+            double keep = xd[i][j], h = 1e-6 * fmax(1.0, fabs(keep));
+            xd[i][j] = keep + h;
+            double up = ref_loss(c, xd, w, y);
+            xd[i][j] = keep - h;
+            double down = ref_loss(c, xd, w, y);
+            xd[i][j] = keep;
+            num[j] = (up - down) / (2.0 * h);
+            big = fmax(big, fabs(num[j]));
+        }
+        double tol = 1e-4 * big + 1e-6;
+        for (long j = 0; j < n; j++)
+            cr_assert(fabs(in[i]->grad[j] - num[j]) <= tol,
+                      "%s: input %d, element %ld: gradient %.9g, finite differences %.9g "
+                      "(tolerance %.3g)",
+                      c->name, i, j, in[i]->grad[j], num[j], tol);
+        free(num);
+    }
+    for (int i = 0; i < c->nin; i++) {
+        tensor_free(in[i]);
+        free(xf[i]);
+        free(xd[i]);
+    }
+    tape_free(t);
+}
+
+// --- matmul: a is m×k, b is k×n -----------------------------------------------
+static struct tensor *build_matmul(struct tape *t, struct tensor **in, const struct fd_case *c)
+{
+    (void)c;
+    return op_matmul(t, in[0], in[1]);
+}
+
+static long ref_matmul(double *const *in, const struct fd_case *c, double *y)
+{
+    int m = c->shape[0][0], k = c->shape[0][1], n = c->shape[1][1];
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double s = 0.0;
+            for (int p = 0; p < k; p++)
+                s += in[0][i * k + p] * in[1][p * n + j];
+            y[i * n + j] = s;
+        }
+    return (long)m * n;
+}
+
+static struct fd_case matmul_case(int m, int k, int n)
+{
+    return (struct fd_case){.name = "matmul", .nin = 2, .ndim = {2, 2},
+                            .shape = {{m, k}, {k, n}}, .build = build_matmul,
+                            .ref = ref_matmul};
+}
+
+Test(task_6_1, matmul_finite_differences, .timeout = 300)
+{
+    const int shapes[][3] = {{1, 1, 1}, {3, 1, 17}, {1, 17, 3}, {17, 3, 65}, {65, 17, 3},
+                             {3, 65, 1}, {7, 5, 9}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        struct fd_case c = matmul_case(shapes[s][0], shapes[s][1], shapes[s][2]);
+        check_fd(&c, 10 + s);
+    }
+}
+
+// --- bias_add: x is m×n, bias n -------------------------------------------------
+static struct tensor *build_bias(struct tape *t, struct tensor **in, const struct fd_case *c)
+{
+    (void)c;
+    return op_bias_add(t, in[0], in[1]);
+}
+
+static long ref_bias(double *const *in, const struct fd_case *c, double *y)
+{
+    int m = c->shape[0][0], n = c->shape[0][1];
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++)
+            y[i * n + j] = in[0][i * n + j] + in[1][j];
+    return (long)m * n;
+}
+
+Test(stage_06, bias_add_broadcast_finite_differences)
+{
+    const int shapes[][2] = {{1, 1}, {3, 17}, {65, 3}, {17, 1}, {1, 65}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int m = shapes[s][0], n = shapes[s][1];
+        struct fd_case c = {.name = "bias_add", .nin = 2, .ndim = {2, 1},
+                            .shape = {{m, n}, {n}}, .build = build_bias, .ref = ref_bias};
+        check_fd(&c, 20 + s);
+    }
+}
+
+// --- elementwise ops on any shape ---------------------------------------------
+enum ew { EW_ADD, EW_MUL, EW_SCALE, EW_RELU, EW_SIGMOID, EW_TANH, EW_SUM, EW_MEAN, EW_RESHAPE };
+static enum ew current_ew;
+
+static struct tensor *build_ew(struct tape *t, struct tensor **in, const struct fd_case *c)
+{
+    switch (current_ew) {
+    case EW_ADD: return op_add(t, in[0], in[1]);
+    case EW_MUL: return op_mul(t, in[0], in[1]);
+    case EW_SCALE: return op_scale(t, in[0], c->s);
+    case EW_RELU: return op_relu(t, in[0]);
+    case EW_SIGMOID: return op_sigmoid(t, in[0]);
+    case EW_TANH: return op_tanh(t, in[0]);
+    case EW_SUM: return op_sum(t, in[0]);
+    case EW_MEAN: return op_mean(t, in[0]);
+    case EW_RESHAPE: {
+        // Reshape to one row, then put the view through tanh, so the view's
+        // gradient is not all ones.
+        int n = (int)in[0]->size;
+        return op_tanh(t, op_reshape(t, in[0], 2, (int[]){1, n}));
+    }
+    }
+    return NULL;
+}
+
+static long ref_ew(double *const *in, const struct fd_case *c, double *y)
+{
+    long n = size_of(c, 0);
+    double s = 0.0;
+    for (long j = 0; j < n; j++) {
+        double a = in[0][j], b = c->nin > 1 ? in[1][j] : 0.0;
+        switch (current_ew) {
+        case EW_ADD: y[j] = a + b; break;
+        case EW_MUL: y[j] = a * b; break;
+        case EW_SCALE: y[j] = c->s * a; break;
+        case EW_RELU: y[j] = a > 0.0 ? a : 0.0; break;
+        case EW_SIGMOID: y[j] = 1.0 / (1.0 + exp(-a)); break;
+        case EW_TANH: case EW_RESHAPE: y[j] = tanh(a); break;
+        case EW_SUM: case EW_MEAN: s += a; break;
+        }
+    }
+    if (current_ew == EW_SUM || current_ew == EW_MEAN) {
+        y[0] = current_ew == EW_SUM ? s : s / (double)n;
+        return 1;
+    }
+    return n;
+}
+
+// Shapes of 1 to 4 dimensions, of awkward sizes.
+static const int ew_ndim[] = {1, 1, 2, 2, 3, 4};
+static const int ew_shapes[][4] = {{1}, {17}, {3, 17}, {65, 3}, {3, 1, 5}, {2, 3, 1, 4}};
+
+static void check_ew(enum ew op, const char *name, int nin, uint64_t seed)
+{
+    current_ew = op;
+    for (size_t s = 0; s < sizeof ew_ndim / sizeof ew_ndim[0]; s++) {
+        struct fd_case c = {.name = name, .nin = nin, .build = build_ew, .ref = ref_ew,
+                            .s = -0.75f};
+        for (int i = 0; i < nin; i++) {
+            c.ndim[i] = ew_ndim[s];
+            memcpy(c.shape[i], ew_shapes[s], sizeof c.shape[i]);
+        }
+        check_fd(&c, seed + s);
+    }
+}
+
+Test(stage_06, add_finite_differences) { check_ew(EW_ADD, "add", 2, 30); }
+Test(stage_06, mul_finite_differences) { check_ew(EW_MUL, "mul", 2, 40); }
+Test(stage_06, scale_finite_differences) { check_ew(EW_SCALE, "scale", 1, 50); }
+Test(task_6_2, relu_finite_differences) { check_ew(EW_RELU, "relu", 1, 60); }
+Test(task_6_2, sigmoid_finite_differences) { check_ew(EW_SIGMOID, "sigmoid", 1, 70); }
+Test(stage_06, tanh_finite_differences) { check_ew(EW_TANH, "tanh", 1, 80); }
+Test(stage_06, sum_finite_differences) { check_ew(EW_SUM, "sum", 1, 90); }
+Test(stage_06, mean_finite_differences) { check_ew(EW_MEAN, "mean", 1, 100); }
+Test(stage_06, reshape_finite_differences) { check_ew(EW_RESHAPE, "reshape", 1, 110); }
+
+// Large inputs must not overflow: sigmoid(±100) is 1 and 0, with slope 0.
+Test(task_6_2, sigmoid_saturates_without_overflow)
+{
+    struct tape *t = tape_new(NULL);
+    struct tensor *x = tensor_param(1, (int[]){4});
+    const float v[] = {-100.0f, 100.0f, -1000.0f, 0.0f};
+    memcpy(x->data, v, sizeof v);
+    struct tensor *y = op_sigmoid(t, x);
+    cr_assert_not_null(y);
+    cr_assert(y->data[0] >= 0.0f && y->data[0] < 1e-30f && y->data[1] == 1.0f &&
+              y->data[3] == 0.5f);
+    cr_assert_eq(tape_backward(t, op_sum(t, y)), 0, "%s", tape_error(t));
+    cr_assert(x->grad[3] == 0.25f && x->grad[1] == 0.0f, "slopes %g %g", x->grad[3], x->grad[1]);
+    tensor_free(x);
+    tape_free(t);
+}
+
+// --- cross-entropy: logits are b×c --------------------------------------------
+static struct tensor *build_ce(struct tape *t, struct tensor **in, const struct fd_case *c)
+{
+    return op_cross_entropy(t, in[0], c->labels, c->shape[0][0]);
+}
+
+static long ref_ce(double *const *in, const struct fd_case *c, double *y)
+{
+    int b = c->shape[0][0], k = c->shape[0][1];
+    double total = 0.0;
+    for (int i = 0; i < b; i++) {
+        double s = 0.0;
+        for (int j = 0; j < k; j++)
+            s += exp(in[0][i * k + j]);
+        total += log(s) - in[0][i * k + c->labels[i]];
+    }
+    y[0] = total / b;
+    return 1;
+}
+
+Test(task_6_3, cross_entropy_finite_differences)
+{
+    const int shapes[][2] = {{1, 1}, {1, 3}, {3, 17}, {17, 3}, {65, 10}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int b = shapes[s][0], k = shapes[s][1];
+        struct fd_case c = {.name = "cross_entropy", .nin = 1, .ndim = {2},
+                            .shape = {{b, k}}, .build = build_ce, .ref = ref_ce};
+        for (int i = 0; i < b; i++)
+            c.labels[i] = (i * 7 + 3) % k;
+        check_fd(&c, 120 + s);
+    }
+}
+
+// Logits of 1000 would overflow e^z in float: the log-sum-exp form must not.
+Test(task_6_3, cross_entropy_is_stable_for_large_logits)
+{
+    struct tape *t = tape_new(NULL);
+    struct tensor *z = tensor_param(2, (int[]){2, 3});
+    const float v[] = {1000.0f, 0.0f, -1000.0f, 500.0f, 500.0f, 500.0f};
+    const int labels[] = {0, 2};
+    memcpy(z->data, v, sizeof v);
+    struct tensor *loss = op_cross_entropy(t, z, labels, 2);
+    cr_assert_not_null(loss, "%s", tape_error(t));
+    // Row 0: loss 0. Row 1: log 3. Mean: log(3)/2.
+    cr_assert(fabsf(loss->data[0] - 0.5f * logf(3.0f)) < 1e-6f, "loss %g", loss->data[0]);
+    cr_assert_eq(tape_backward(t, loss), 0, "%s", tape_error(t));
+    cr_assert(fabsf(z->grad[0]) < 1e-7f && fabsf(z->grad[5] - (1.0f / 3 - 1) / 2) < 1e-6f,
+              "gradients %g %g", z->grad[0], z->grad[5]);
+    tensor_free(z);
+    tape_free(t);
+}
+
+// --- the walk: shared inputs, chains ------------------------------------------
+// x (n×n) used four times: y = x ⊙ x + x·x.
+static struct tensor *build_twice(struct tape *t, struct tensor **in, const struct fd_case *c)
+{
+    (void)c;
+    return op_add(t, op_mul(t, in[0], in[0]), op_matmul(t, in[0], in[0]));
+}
+
+static long ref_twice(double *const *in, const struct fd_case *c, double *y)
+{
+    int n = c->shape[0][0];
+    const double *x = in[0];
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            double s = 0.0;
+            for (int p = 0; p < n; p++)
+                s += x[i * n + p] * x[p * n + j];
+            y[i * n + j] = x[i * n + j] * x[i * n + j] + s;
+        }
+    return (long)n * n;
+}
+
+Test(task_6_4, tensor_used_twice_gets_both_gradients)
+{
+    const int sizes[] = {1, 3, 17};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        int n = sizes[s];
+        struct fd_case c = {.name = "x⊙x + x·x", .nin = 1, .ndim = {2}, .shape = {{n, n}},
+                            .build = build_twice, .ref = ref_twice};
+        check_fd(&c, 130 + s);
+    }
+}
+
+// A two-layer network: y = sigmoid(tanh(x·w + b)·v), x 17×3 and w 3×65 fixed
+// here as inputs 0 and 1; b and v are derived from w's first row so the
+// graph has a chain of six ops.
+static struct tensor *build_chain(struct tape *t, struct tensor **in, const struct fd_case *c)
+{
+    (void)c;
+    struct tensor *h = op_tanh(t, op_matmul(t, in[0], in[1]));
+    return op_sigmoid(t, op_scale(t, op_relu(t, op_add(t, h, op_scale(t, h, 0.5f))), 2.0f));
+}
+
+static long ref_chain(double *const *in, const struct fd_case *c, double *y)
+{
+    long n = ref_matmul(in, c, y);
+    for (long j = 0; j < n; j++) {
+        double h = tanh(y[j]), r = 1.5 * h > 0.0 ? 1.5 * h : 0.0;
+        y[j] = 1.0 / (1.0 + exp(-2.0 * r));
+    }
+    return n;
+}
+
+Test(task_6_4, chain_of_ops_finite_differences)
+{
+    struct fd_case c = matmul_case(17, 3, 65);
+    c.name = "chain";
+    c.build = build_chain;
+    c.ref = ref_chain;
+    check_fd(&c, 140);
+}
+
+// ---------------------------------------------------------------------------
+// Golden values from PyTorch.
+
+// Where the golden files are: next to this source file, whichever directory
+// the tests were compiled and are run from (the root or a stage directory).
+static FILE *open_golden(const char *name)
+{
+    char path[1024];
+    const char *src = __FILE__, *slash = strrchr(src, '/');
+    int dir = slash ? (int)(slash - src) : 0;
+    snprintf(path, sizeof path, "%.*s%sgolden/%s", dir, src, slash ? "/" : "", name);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(path, sizeof path, "tests/golden/%s", name);
+        f = fopen(path, "r");
+    }
+    cr_assert_not_null(f, "cannot open golden file %s (from %s)", name, __FILE__);
+    return f;
+}
+
+struct golden {
+    char name[32];
+    int ndim, shape[4];
+    long size;
+    float v[256];
+};
+
+// Reads the next tensor of the file; 0 at the end.
+static int read_golden(FILE *f, struct golden *g)
+{
+    int c;
+    while ((c = fgetc(f)) == '#' || c == '\n')
+        if (c == '#')
+            while ((c = fgetc(f)) != '\n' && c != EOF) {
+            }
+    if (c == EOF)
+        return 0;
+    ungetc(c, f);
+    cr_assert_eq(fscanf(f, "%31s %d", g->name, &g->ndim), 2, "bad golden line");
+    cr_assert(g->ndim >= 1 && g->ndim <= 4);
+    g->size = 1;
+    for (int i = 0; i < g->ndim; i++) {
+        cr_assert_eq(fscanf(f, "%d", &g->shape[i]), 1);
+        g->size *= g->shape[i];
+    }
+    cr_assert(g->size <= 256);
+    for (long i = 0; i < g->size; i++)
+        cr_assert_eq(fscanf(f, "%f", &g->v[i]), 1, "%s: value %ld", g->name, i);
+    return 1;
+}
+
+// The golden tensors of one file, by name.
+struct golden_set {
+    struct golden g[16];
+    int n;
+};
+
+static void load_golden(const char *file, struct golden_set *s)
+{
+    FILE *f = open_golden(file);
+    s->n = 0;
+    while (s->n < 16 && read_golden(f, &s->g[s->n]))
+        s->n++;
+    fclose(f);
+}
+
+static const struct golden *find(const struct golden_set *s, const char *name)
+{
+    for (int i = 0; i < s->n; i++)
+        if (strcmp(s->g[i].name, name) == 0)
+            return &s->g[i];
+    cr_assert_fail("golden tensor %s missing", name);
+    return NULL;
+}
+
+static struct tensor *golden_param(const struct golden_set *s, const char *name)
+{
+    const struct golden *g = find(s, name);
+    struct tensor *p = tensor_param(g->ndim, g->shape);
+    memcpy(p->data, g->v, sizeof(float) * (size_t)g->size);
+    return p;
+}
+
+// Float against float, two libraries summing in different orders: 1e-5 of
+// the largest value is about 100 roundings.
+static void expect_close(const char *what, const float *got, const struct golden *want)
+{
+    float big = 0.0f;
+    for (long i = 0; i < want->size; i++)
+        big = fmaxf(big, fabsf(want->v[i]));
+    for (long i = 0; i < want->size; i++)
+        cr_assert(fabsf(got[i] - want->v[i]) <= 1e-5f * big + 1e-7f,
+                  "%s[%ld] = %.9g, PyTorch %.9g", what, i, got[i], want->v[i]);
+}
+
+Test(task_6_3, mlp_matches_pytorch)
+{
+    struct golden_set s;
+    load_golden("autograd_mlp.txt", &s);
+    const struct golden *gl = find(&s, "labels");
+    int labels[64];
+    for (long i = 0; i < gl->size; i++)
+        labels[i] = (int)gl->v[i];
+    const char *names[] = {"x", "w1", "b1", "w2", "b2"};
+    struct tensor *p[5];
+    for (int i = 0; i < 5; i++)
+        p[i] = golden_param(&s, names[i]);
+    struct tape *t = tape_new(NULL);
+    struct tensor *h = op_relu(t, op_bias_add(t, op_matmul(t, p[0], p[1]), p[2]));
+    struct tensor *loss =
+        op_cross_entropy(t, op_bias_add(t, op_matmul(t, h, p[3]), p[4]), labels, (int)gl->size);
+    cr_assert_eq(tape_backward(t, loss), 0, "%s", tape_error(t));
+    expect_close("loss", loss->data, find(&s, "loss"));
+    for (int i = 0; i < 5; i++) {
+        char g[32];
+        snprintf(g, sizeof g, "grad_%s", names[i]);
+        expect_close(g, p[i]->grad, find(&s, g));
+        tensor_free(p[i]);
+    }
+    tape_free(t);
+}
+
+Test(task_6_4, ops_match_pytorch)
+{
+    struct golden_set s;
+    load_golden("autograd_ops.txt", &s);
+    struct tensor *a = golden_param(&s, "a"), *b = golden_param(&s, "b");
+    struct tape *t = tape_new(NULL);
+    struct tensor *left =
+        op_mean(t, op_add(t, op_mul(t, op_tanh(t, a), op_sigmoid(t, b)), op_scale(t, a, 0.5f)));
+    struct tensor *right = op_sum(t, op_scale(t, op_reshape(t, b, 1, (int[]){24}), 0.1f));
+    struct tensor *loss = op_add(t, left, right);
+    cr_assert_eq(tape_backward(t, loss), 0, "%s", tape_error(t));
+    expect_close("loss", loss->data, find(&s, "loss"));
+    expect_close("grad_a", a->grad, find(&s, "grad_a"));
+    expect_close("grad_b", b->grad, find(&s, "grad_b"));
+    tensor_free(a);
+    tensor_free(b);
+    tape_free(t);
+}
+
+// ---------------------------------------------------------------------------
+// Bad input: a status and a message, never a crash.
+
+static struct tensor *step_tensor(struct tape *t, int rows, int cols)
+{
+    struct tensor *x = tensor_new(t, 2, (int[]){rows, cols});
+    cr_assert_not_null(x);
+    mat_fill_random(x->data, rows, cols, cols, 7);
+    return x;
+}
+
+Test(stage_06, shape_mismatch_names_op_and_shapes)
+{
+    struct tape *t = tape_new(NULL);
+    struct tensor *a = step_tensor(t, 64, 784), *b = step_tensor(t, 256, 10);
+    cr_assert_null(op_matmul(t, a, b));
+    cr_assert_str_eq(tape_error(t), "matmul: a is 64×784, b is 256×10 (want m×k and k×n)");
+    // Later ops given the NULL return NULL and keep the first message.
+    cr_assert_null(op_relu(t, op_matmul(t, a, b)));
+    cr_assert_str_eq(tape_error(t), "matmul: a is 64×784, b is 256×10 (want m×k and k×n)");
+    cr_assert_eq(tape_backward(t, NULL), -1);
+
+    tape_clear(t);
+    cr_assert_str_eq(tape_error(t), "");
+    struct tensor *c = step_tensor(t, 3, 4), *d = step_tensor(t, 4, 3);
+    cr_assert_null(op_add(t, c, d));
+    cr_assert_str_eq(tape_error(t), "add: a is 3×4, b is 4×3 (want the same shape)");
+    // tape_clear forgets the step's tensors: c is made again.
+    tape_clear(t);
+    c = step_tensor(t, 3, 4);
+    cr_assert_null(op_mul(t, c, step_tensor(t, 3, 5)));
+    cr_assert_str_eq(tape_error(t), "mul: a is 3×4, b is 3×5 (want the same shape)");
+    tape_clear(t);
+    struct tensor *bias = tensor_new(t, 1, (int[]){5});
+    cr_assert_null(op_bias_add(t, step_tensor(t, 3, 4), bias));
+    cr_assert_str_eq(tape_error(t), "bias_add: x is 3×4, bias is 5 (want m×n and n)");
+    tape_clear(t);
+    cr_assert_null(op_reshape(t, step_tensor(t, 3, 4), 2, (int[]){5, 2}));
+    cr_assert_str_eq(tape_error(t), "reshape: x is 3×4 (12 elements), the new shape 5×2 has 10");
+    tape_clear(t);
+    cr_assert_null(op_matmul(t, tensor_new(t, 1, (int[]){4}), step_tensor(t, 4, 2)));
+    cr_assert_str_eq(tape_error(t), "matmul: a is 4, b is 4×2 (want m×k and k×n)");
+    tape_clear(t);
+    cr_assert_null(tensor_new(t, 5, (int[]){1, 2, 3, 4, 5}));
+    cr_assert(strstr(tape_error(t), "1 to 4 dimensions") != NULL, "%s", tape_error(t));
+    tape_clear(t);
+    cr_assert_null(tensor_new(t, 2, (int[]){3, 0}));
+    cr_assert(tape_failed(t));
+    tape_free(t);
+}
+
+Test(stage_06, bad_labels)
+{
+    struct tape *t = tape_new(NULL);
+    struct tensor *z = step_tensor(t, 3, 10);
+    const int bad[] = {1, 12, 3}, good[] = {1, 2, 3};
+    cr_assert_null(op_cross_entropy(t, z, bad, 3));
+    cr_assert_str_eq(tape_error(t), "cross_entropy: label 12 of row 1 is outside 0..9");
+    tape_clear(t);
+    z = step_tensor(t, 3, 10);
+    cr_assert_null(op_cross_entropy(t, z, good, 2));
+    cr_assert_str_eq(tape_error(t),
+                     "cross_entropy: logits are 3×10, labels has 2 entries (want 3)");
+    tape_clear(t);
+    z = step_tensor(t, 3, 10);
+    cr_assert_null(op_cross_entropy(t, z, NULL, 3));
+    cr_assert(tape_failed(t));
+    tape_free(t);
+}
+
+Test(stage_06, nan_loss_backward_twice_and_non_scalar)
+{
+    struct tape *t = tape_new(NULL);
+    struct tensor *w = tensor_param(2, (int[]){4, 3});
+    mat_fill_random(w->data, 4, 3, 3, 8);
+    struct tensor *x = step_tensor(t, 2, 4);
+    x->data[5] = NAN;
+    const int labels[] = {0, 2};
+    struct tensor *loss = op_cross_entropy(t, op_matmul(t, x, w), labels, 2);
+    cr_assert_not_null(loss, "%s", tape_error(t));
+    cr_assert_eq(tape_backward(t, loss), -1);
+    cr_assert_str_eq(tape_error(t), "backward: the loss is NaN");
+
+    tape_clear(t);
+    x = step_tensor(t, 2, 4);
+    struct tensor *h = op_matmul(t, x, w);
+    cr_assert_eq(tape_backward(t, h), -1);
+    cr_assert_str_eq(tape_error(t), "backward: the loss must be one number, not a 2×3 tensor "
+                                    "(take its sum or mean)");
+
+    tape_clear(t);
+    x = step_tensor(t, 2, 4);
+    loss = op_mean(t, op_matmul(t, x, w));
+    cr_assert_eq(tape_backward(t, loss), 0, "%s", tape_error(t));
+    cr_assert_eq(tape_backward(t, loss), -1);
+    cr_assert(strstr(tape_error(t), "already walked") != NULL, "%s", tape_error(t));
+
+    // A loss that depends on no parameter has nothing to walk.
+    tape_clear(t);
+    x = step_tensor(t, 2, 4);
+    cr_assert_eq(tape_backward(t, op_sum(t, x)), -1);
+    cr_assert(strstr(tape_error(t), "not recorded") != NULL, "%s", tape_error(t));
+    tensor_free(w);
+    tape_free(t);
+}
+
+// ---------------------------------------------------------------------------
+// Memory: the no-grad mode and the arena.
+
+struct mlp {
+    struct tensor *w1, *b1, *w2, *b2;
+};
+
+static struct mlp mlp_new(int in, int hidden, int out)
+{
+    struct mlp m = {tensor_param(2, (int[]){in, hidden}), tensor_param(1, (int[]){hidden}),
+                    tensor_param(2, (int[]){hidden, out}), tensor_param(1, (int[]){out})};
+    mat_fill_random(m.w1->data, in, hidden, hidden, 11);
+    mat_fill_random(m.b1->data, 1, hidden, hidden, 12);
+    mat_fill_random(m.w2->data, hidden, out, out, 13);
+    mat_fill_random(m.b2->data, 1, out, out, 14);
+    return m;
+}
+
+static void mlp_free(struct mlp *m)
+{
+    tensor_free(m->w1);
+    tensor_free(m->b1);
+    tensor_free(m->w2);
+    tensor_free(m->b2);
+}
+
+static struct tensor *mlp_loss(struct tape *t, const struct mlp *m, struct tensor *x,
+                               const int *labels)
+{
+    struct tensor *h = op_relu(t, op_bias_add(t, op_matmul(t, x, m->w1), m->b1));
+    return op_cross_entropy(t, op_bias_add(t, op_matmul(t, h, m->w2), m->b2), labels,
+                            x->shape[0]);
+}
+
+static size_t round64(size_t n)
+{
+    return (n + 63) / 64 * 64;
+}
+
+Test(stage_06, no_grad_records_and_allocates_nothing_for_gradients)
+{
+    struct mlp m = mlp_new(17, 33, 10);
+    struct tape *t = tape_new(NULL);
+    int labels[65];
+    for (int i = 0; i < 65; i++)
+        labels[i] = i % 10;
+    cr_assert_eq(tape_set_recording(t, 0), 1);
+    struct tensor *x = step_tensor(t, 65, 17);
+    size_t before = arena_used(tape_arena(t));
+    struct tensor *loss = mlp_loss(t, &m, x, labels);
+    cr_assert_not_null(loss, "%s", tape_error(t));
+    cr_assert_eq(tape_node_count(t), 0);
+    cr_assert_eq(loss->requires_grad, 0);
+    // Exactly the six outputs (matmul, bias, relu, matmul, bias: 65×33 or
+    // 65×10 floats, and the loss) and nothing else: no nodes, no saved
+    // probabilities, no gradients.
+    size_t tensor_bytes = round64(sizeof(struct tensor));
+    size_t want = 3 * (tensor_bytes + round64(4 * 65 * 33)) +
+                  2 * (tensor_bytes + round64(4 * 65 * 10)) + tensor_bytes + round64(4);
+    cr_assert_eq(arena_used(tape_arena(t)) - before, want, "no-grad forward used %zu bytes, "
+                 "its outputs need %zu", arena_used(tape_arena(t)) - before, want);
+    cr_assert_eq(tape_backward(t, loss), -1);
+    for (long i = 0; i < m.w1->size; i++)
+        cr_assert(m.w1->grad[i] == 0.0f);
+    // Recording again: the same forward records 6 nodes.
+    tape_clear(t);
+    tape_set_recording(t, 1);
+    loss = mlp_loss(t, &m, step_tensor(t, 65, 17), labels);
+    cr_assert_eq(tape_node_count(t), 6);
+    cr_assert_eq(tape_backward(t, loss), 0, "%s", tape_error(t));
+    mlp_free(&m);
+    tape_free(t);
+}
+
+// listing: zero_alloc_test
+// The first step reserves the arena; every later step of the same shapes
+// reuses it: the autograd calls malloc no more, and the arena does not grow.
+Test(stage_06, no_heap_allocation_after_the_first_step)
+{
+    struct mlp m = mlp_new(784, 256, 10);
+    struct tape *t = tape_new(gemm_backend_find("auto"));
+    int labels[64];
+    for (int i = 0; i < 64; i++)
+        labels[i] = i % 10;
+    long allocations = 0;
+    size_t reserved = 0;
+    for (int step = 0; step < 5; step++) {
+        tape_clear(t);
+        struct tensor *x = step_tensor(t, 64, 784);
+        struct tensor *loss = mlp_loss(t, &m, x, labels);
+        tensor_zero_grad(m.w1);
+        tensor_zero_grad(m.b1);
+        tensor_zero_grad(m.w2);
+        tensor_zero_grad(m.b2);
+        cr_assert_eq(tape_backward(t, loss), 0, "%s", tape_error(t));
+        if (step == 0) {
+            allocations = arena_heap_allocations();
+            reserved = arena_reserved(tape_arena(t));
+        }
+        cr_assert_eq(arena_heap_allocations(), allocations, "step %d called malloc", step);
+        cr_assert_eq(arena_reserved(tape_arena(t)), reserved, "step %d grew the arena", step);
+    }
+    cr_assert(arena_peak(tape_arena(t)) <= reserved);
+    mlp_free(&m);
+    tape_free(t);
+}
+// end listing
+
+Test(stage_06, arena_aligns_reuses_and_grows)
+{
+    struct arena *a = arena_create(4096);
+    cr_assert_not_null(a);
+    char *p = arena_alloc(a, 1), *q = arena_alloc(a, 100);
+    cr_assert(((uintptr_t)p % 64) == 0 && ((uintptr_t)q % 64) == 0);
+    cr_assert_eq(q - p, 64);
+    cr_assert_eq(arena_used(a), 64 + 128);
+    // Larger than a block: a block of its own.
+    char *big = arena_alloc(a, 10000);
+    cr_assert_not_null(big);
+    memset(big, 1, 10000);
+    size_t reserved = arena_reserved(a), peak = arena_peak(a);
+    cr_assert(reserved >= 4096 + 10000);
+    long allocations = arena_heap_allocations();
+    arena_reset(a);
+    cr_assert_eq(arena_used(a), 0);
+    cr_assert(arena_alloc(a, 1) == p && arena_alloc(a, 100) == q && arena_alloc(a, 10000) == big);
+    cr_assert_eq(arena_heap_allocations(), allocations);
+    cr_assert_eq(arena_reserved(a), reserved);
+    cr_assert_eq(arena_peak(a), peak);
+    cr_assert_null(arena_alloc(a, (size_t)1 << 50));
+    arena_destroy(a);
+}
+
+// ---------------------------------------------------------------------------
+// Every backend gives the same gradients, within the rounding of different
+// summation orders (k ≤ 65 here: 1e-4 of the gradient's scale is ample).
+Test(stage_06, every_backend_gives_the_same_gradients, .timeout = 300)
+{
+    int count;
+    const struct gemm_backend *all = gemm_backend_all(&count);
+    struct mlp m = mlp_new(65, 17, 3);
+    int labels[33];
+    for (int i = 0; i < 33; i++)
+        labels[i] = (i * 5) % 3;
+    float want[65 * 17], want_w2[17 * 3];
+    for (int b = 0; b < count; b++) {
+        struct tape *t = tape_new(&all[b]);
+        tensor_zero_grad(m.w1);
+        tensor_zero_grad(m.w2);
+        struct tensor *loss = mlp_loss(t, &m, step_tensor(t, 33, 65), labels);
+        cr_assert_eq(tape_backward(t, loss), 0, "%s: %s", all[b].name, tape_error(t));
+        if (b == 0) {
+            memcpy(want, m.w1->grad, sizeof want);
+            memcpy(want_w2, m.w2->grad, sizeof want_w2);
+        }
+        float big = 0.0f, big2 = 0.0f;
+        for (int i = 0; i < 65 * 17; i++)
+            big = fmaxf(big, fabsf(want[i]));
+        for (int i = 0; i < 17 * 3; i++)
+            big2 = fmaxf(big2, fabsf(want_w2[i]));
+        for (int i = 0; i < 65 * 17; i++)
+            cr_assert(fabsf(m.w1->grad[i] - want[i]) <= 1e-4f * big, "%s: dw1[%d] = %g, %s: %g",
+                      all[b].name, i, m.w1->grad[i], all[0].name, want[i]);
+        for (int i = 0; i < 17 * 3; i++)
+            cr_assert(fabsf(m.w2->grad[i] - want_w2[i]) <= 1e-4f * big2,
+                      "%s: dw2[%d] = %g, %s: %g", all[b].name, i, m.w2->grad[i], all[0].name,
+                      want_w2[i]);
+        tape_free(t);
+    }
+    mlp_free(&m);
+}
+
+// ---------------------------------------------------------------------------
+// The SIMD elementwise loops give the scalar loops' bits, at every length
+// around the vector width, with NaN and −0 among the inputs.
+static void vec_same_bits(enum isa isa)
+{
+    if (!isa_supported(isa))
+        cr_skip_test("this CPU (%s) cannot run %s code", cpu_model(), isa_name(isa));
+    float a[70], b[70], want[70], got[70];
+    for (int n = 0; n <= 70; n++) {
+        mat_fill_random(a, 1, 70, 70, 1 + n);
+        mat_fill_random(b, 1, 70, 70, 100 + n);
+        a[n / 2] = NAN;
+        a[n / 3] = -0.0f;
+        cr_assert_eq(vec_set_isa(isa), 0);
+        const struct vec_kernels *v = vec_current();
+        cr_assert_eq(v->isa, isa);
+        struct {
+            const char *name;
+            int which;
+        } ops[] = {{"add", 0}, {"add_to", 1}, {"relu", 2}, {"relu_backward", 3}};
+        for (int o = 0; o < 4; o++) {
+            for (int pass = 0; pass < 2; pass++) {
+                float *out = pass ? got : want;
+                memcpy(out, b, sizeof b);
+                vec_set_isa(pass ? isa : ISA_SCALAR);
+                const struct vec_kernels *k = vec_current();
+                switch (ops[o].which) {
+                case 0: k->add(n, out, a, b); break;
+                case 1: k->add_to(n, out, a); break;
+                case 2: k->relu(n, out, a); break;
+                case 3: k->relu_backward(n, out, a, b); break;
+                }
+            }
+            cr_assert(memcmp(want, got, sizeof want) == 0, "%s %s differs from scalar at n = %d",
+                      isa_name(isa), ops[o].name, n);
+        }
+    }
+    vec_set_isa(isa_best());
+}
+
+Test(stage_06, vec_avx2_same_bits_as_scalar) { vec_same_bits(ISA_AVX2); }
+Test(stage_06, vec_avx512_same_bits_as_scalar) { vec_same_bits(ISA_AVX512); }
+Test(stage_06, vec_neon_same_bits_as_scalar) { vec_same_bits(ISA_NEON); }
