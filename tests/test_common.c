@@ -390,3 +390,27 @@ Test(kit, stage_05_round_trip, .timeout = 900)
 {
     round_trip("05_threading");
 }
+
+// No kit holds the answer to one of its own tasks, in any file.
+Test(kit, no_kit_holds_its_own_answers, .timeout = 300)
+{
+    cr_assert_eq(sh("tools/kit-check.py >/tmp/kit-check.txt 2>&1"), 0, "%s",
+                 read_file("/tmp/kit-check.txt"));
+}
+
+// The check finds an answer copied into another file: here the body of task
+// 1.1's loops, re-indented, in a copy of the tree.
+Test(kit, the_check_finds_an_answer_copied_elsewhere, .timeout = 300)
+{
+    cr_assert_eq(sh("rm -rf /tmp/kit-leak && mkdir -p /tmp/kit-leak && "
+                    "cp -r common stages tests tools plots /tmp/kit-leak/ && "
+                    "sed -n '/BEGIN SOLUTION task 1.1/,/END SOLUTION/p' common/loops/naive.c | "
+                    "grep -v 'SOLUTION\\|stub:' | sed 's/^ *//' "
+                    "> /tmp/kit-leak/common/harness/leak.c"),
+                 0);
+    cr_assert_neq(sh("/tmp/kit-leak/tools/kit-check.py 01_naive >/tmp/kit-leak.txt 2>&1"), 0,
+                  "a copied answer went unnoticed");
+    const char *out = read_file("/tmp/kit-leak.txt");
+    cr_assert(strstr(out, "common/harness/leak.c") && strstr(out, "task 1.1"), "%s", out);
+    sh("rm -rf /tmp/kit-leak");
+}

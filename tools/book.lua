@@ -12,7 +12,8 @@ Listings (a code block with an include= attribute, any classes):
   is replaced by the lines strictly between `// listing: pack_b` and its
   `// end listing` (`#` instead of `//` in Makefiles, shell and gnuplot).
   Without listing= the whole file is shown. Marker lines are never shown:
-  listing:/end listing, BEGIN SOLUTION/END SOLUTION and `stub:` lines.
+  listing:/end listing, BEGIN SOLUTION/END SOLUTION, `stub:` and
+  `earlier kits:` lines.
   Listings may nest: an unnamed `end listing` closes the innermost open
   listing; `// end listing pack_b` (or `end listing: pack_b`) closes that
   name, which allows overlapping regions. Common indentation is removed.
@@ -168,7 +169,7 @@ local function other_marker(line)
   for _, c in ipairs(LEADERS) do
     local q = "^%s*" .. c:gsub("%p", "%%%0") .. "%s*"
     if line:match(q .. "BEGIN SOLUTION") or line:match(q .. "END SOLUTION")
-        or line:match(q .. "stub:") then
+        or line:match(q .. "stub:") or line:match(q .. "earlier kits:") then
       return true
     end
   end
