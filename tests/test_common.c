@@ -163,6 +163,76 @@ Test(harness, writes_the_csv_of_the_design)
     remove(csv);
 }
 
+// OpenBLAS held to a lesser path is named, with what it costs and the
+// command that lifts it; on its best path nothing is said.
+Test(harness, openblas_held_back_is_said_plainly)
+{
+    char note[512];
+    // An AVX-512 CPU with both variables set (some of our machines).
+    cr_assert_eq(blas_limit_note_for(ISA_AVX2, "Haswell", ISA_AVX512, "Haswell", "512",
+                                     "stage-05", note, sizeof note),
+                 1);
+    const char *wanted[] = {"OPENBLAS_CORETYPE=Haswell", "avx2", "avx512", "half",
+                            "OPENBLAS_L2_SIZE=512",
+                            "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE make stage-05 bench"};
+    for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++)
+        cr_assert_not_null(strstr(note, wanted[i]), "'%s' missing from: %s", wanted[i], note);
+    // The same CPU with both unset: OpenBLAS picks its AVX-512 kernels.
+    cr_assert_eq(blas_limit_note_for(ISA_AVX512, "Cooperlake", ISA_AVX512, NULL, NULL,
+                                     "stage-05", note, sizeof note),
+                 0);
+    cr_assert_str_eq(note, "");
+    // An AVX2 CPU: Haswell's kernels are OpenBLAS's best there.
+    cr_assert_eq(blas_limit_note_for(ISA_AVX2, "Haswell", ISA_AVX2, "Haswell", NULL, "stage-05",
+                                     note, sizeof note),
+                 0);
+    // Only the L2 size set: said, and only that variable is lifted.
+    cr_assert_eq(blas_limit_note_for(ISA_AVX512, "Cooperlake", ISA_AVX512, NULL, "512",
+                                     "stage-04", note, sizeof note),
+                 1);
+    cr_assert_not_null(strstr(note, "env -u OPENBLAS_L2_SIZE make stage-04 bench"), "%s", note);
+    cr_assert_null(strstr(note, "CORETYPE"), "%s", note);
+    // An OpenBLAS build that picks a lesser core by itself: said, but no
+    // variable can lift it.
+    cr_assert_eq(blas_limit_note_for(ISA_AVX2, "Zen", ISA_AVX512, NULL, NULL, "stage-05", note,
+                                     sizeof note),
+                 1);
+    cr_assert_null(strstr(note, "env -u"), "%s", note);
+    // A core name we do not know is not blamed on anyone.
+    cr_assert_eq(blas_limit_note_for(ISA_SCALAR, "Prescott", ISA_AVX2, NULL, NULL, "stage-05",
+                                     note, sizeof note),
+                 0);
+    // A short buffer is cut, never overrun.
+    char small[16];
+    cr_assert_eq(blas_limit_note_for(ISA_AVX2, "Haswell", ISA_AVX512, "Haswell", "512",
+                                     "stage-05", small, sizeof small),
+                 1);
+    cr_assert_lt(strlen(small), sizeof small);
+}
+
+// The CSV header says which OpenBLAS it compared against, and carries the
+// note exactly when this process's OpenBLAS is held back.
+Test(harness, the_csv_header_names_openblas_and_its_limits)
+{
+    char csv[] = "/tmp/bench-test-XXXXXX";
+    int fd = mkstemp(csv);
+    cr_assert(fd >= 0);
+    close(fd);
+    char args[256];
+    snprintf(args, sizeof args, "--sizes 16 --reps 1 --csv %s", csv);
+    cr_assert_eq(run_bench(args, csv), 0);
+    char *text = read_file(csv);
+    unlink(csv);
+    cr_assert_not_null(strstr(text, "# openblas_l2_size: "));
+    cr_assert_not_null(strstr(text, "# openblas_isa: "));
+    cr_assert_not_null(strstr(text, "# isa_best: "));
+    char note[512];
+    if (blas_limit_note(test_stage.name, note, sizeof note))
+        cr_assert_not_null(strstr(text, note), "the note is missing from:\n%s", text);
+    else
+        cr_assert_null(strstr(text, "# openblas_note:"), "a note where none is due:\n%s", text);
+}
+
 Test(harness, append_adds_rows_without_header_or_openblas)
 {
     char csv[] = "/tmp/bench-test-XXXXXX";
