@@ -33,6 +33,7 @@ import os
 import re
 import shutil
 import sys
+import textwrap
 
 BEGIN = re.compile(r"^(\s*)//\s*BEGIN SOLUTION task (\d+)\.(\d+)\s*(?::\s*(.*))?$")
 END = re.compile(r"^\s*//\s*END SOLUTION\s*$")
@@ -250,10 +251,31 @@ element, at awkward sizes (1, 7, 17, 65, 127, 300, non-square). A failure
 names the element, your value, the right one, and how far past the rounding
 error bound you are.
 
+{grade}
+
+Where the environment holds OpenBLAS to a slower path than your CPU
+runs (`OPENBLAS_CORETYPE=Haswell` on an AVX-512 CPU, say), `make bench` and
+`make grade` say so, and print the command that lifts it; a percentage of
+OpenBLAS measured that way flatters your code.
+
 A test for an instruction set your CPU lacks (the AVX-512 tasks on an
 AVX2-only machine, say) is skipped, not failed: `make test` says which, and
 why. Such a task can only be checked on a machine that has the instructions.
 """
+
+
+def grade_paragraph(grade):
+    """What `make grade` scores, from the GRADE_* lines of the stage Makefile."""
+    kernels = grade.get("GRADE_KERNELS", "")
+    if "$(" in kernels:
+        # Per architecture: GRADE_KERNELS_x86_64, GRADE_KERNELS_aarch64, ...
+        kernels = " or ".join(f"{v} ({k[len('GRADE_KERNELS_'):]})"
+                              for k, v in grade.items() if k.startswith("GRADE_KERNELS_"))
+    text = (f"`make grade` scores your kernels ({kernels}) at n = {grade.get('GRADE_SIZE', '?')} "
+            f"in one build, the same for everyone: {grade['GRADE_BUILD']}. Its report says "
+            "what it measured, on which machine (CPU, cores, instruction set) and against "
+            "which OpenBLAS.")
+    return textwrap.fill(text, width=78)
 
 
 def main():
@@ -305,13 +327,22 @@ def main():
     if not tasks:
         fail(f"stage {name} has no solution regions for tasks {stage}.*")
 
+    grade = {}
+    with open(os.path.join(stage_dir, "Makefile")) as f:
+        for line in f:
+            m = re.match(r"^(GRADE_\w+)\s*:?=\s*(.*?)\s*$", line)
+            if m:
+                grade[m.group(1)] = m.group(2)
+    if "GRADE_BUILD" not in grade:
+        fail(f"stages/{name}/Makefile declares no GRADE_BUILD (the one build `make grade` scores)")
     title = name.split("_", 1)[1].replace("_", " ")
     listed = "\n".join(f"- **Task {t}**: {'; '.join(parts)}"
                        for t, parts in sorted(tasks.items()))
     with open(os.path.join(out, "Makefile"), "w") as f:
         f.write(MAKEFILE.format(num=f"{stage:02d}", name=name))
     with open(os.path.join(out, "README.md"), "w") as f:
-        f.write(README.format(num=f"{stage:02d}", stage=stage, title=title, tasks=listed))
+        f.write(README.format(num=f"{stage:02d}", stage=stage, title=title, tasks=listed,
+                              grade=grade_paragraph(grade)))
     print(f"wrote {out}: {len(tasks)} task(s): {', '.join(sorted(tasks))}")
 
 
