@@ -420,6 +420,21 @@ Test(book, check_passes_on_a_good_chapter_and_fails_on_broken_ones)
     cr_assert_neq(sh("tools/check-book.sh tests/book/missing_row.md >/dev/null 2>&1"), 0);
 }
 
+// A results file measured with OpenBLAS held back carries its note into the
+// book, under the table.
+Test(book, a_held_back_openblas_is_noted_under_its_table)
+{
+    cr_assert_eq(sh("BOOK_ROOT=. pandoc -f markdown --lua-filter tools/book.lua -t plain "
+                    "--wrap=none tests/book/held.md >/tmp/book-held.txt 2>&1"),
+                 0);
+    const char *out = read_file("/tmp/book-held.txt");
+    cr_assert_not_null(strstr(out, "Note: OpenBLAS is not on its best path"), "%s", out);
+    cr_assert_not_null(strstr(out, "env -u OPENBLAS_CORETYPE make stage-05 bench"), "%s", out);
+    cr_assert_eq(sh("BOOK_ROOT=. pandoc -f markdown --lua-filter tools/book.lua -t plain "
+                    "tests/book/good.md 2>&1 | grep -q 'best path'"),
+                 1, "a note under a table measured with OpenBLAS on its best path");
+}
+
 Test(book, the_real_book_checks)
 {
     cr_assert_eq(sh("tools/check-book.sh --book book.md >/tmp/book-out.txt 2>&1"), 0, "%s",

@@ -29,6 +29,8 @@ Tables from CSV (a code block with class results-table or csv-table):
   file=PATH reads any CSV instead. Options: columns=, where=, sort=,
   headers=, pivot=, value=, rows=, mine=no, machine= (what to call the
   book's copy instead of "Reference machine", for a study measured elsewhere).
+  A CSV whose header has an `openblas_note` line (OpenBLAS held to a lesser
+  path than the CPU runs) gets that note in a paragraph under its table.
 
 Inline numbers (an empty span with class result):
 
@@ -647,6 +649,20 @@ local function machine_caption(base, who, t)
   return cap
 end
 
+-- A results file measured with OpenBLAS held to a lesser path than the CPU
+-- runs says so in its header (openblas_note); its table says so too, right
+-- under it, so no ratio against OpenBLAS is read without it.
+local function openblas_note(t)
+  local note = t.meta.openblas_note
+  if note == nil or note == "" then return nil end
+  local inlines = { pandoc.Strong({ pandoc.Str("Note:") }) }
+  for word in note:gmatch("%S+") do
+    inlines[#inlines + 1] = pandoc.Space()
+    inlines[#inlines + 1] = pandoc.Str(word)
+  end
+  return pandoc.Para(inlines)
+end
+
 local function mine_path(results)
   return join(cfg.results, results .. ".csv")
 end
@@ -661,7 +677,10 @@ local function table_block(el)
   local base = inlines_of(a.caption)
   if a.file and a.file ~= "" then
     local t = load_csv(a.file)
-    return build_table(t, a, base, a.file, el.identifier)
+    local tbl = build_table(t, a, base, a.file, el.identifier)
+    local note = openblas_note(t)
+    if note then return pandoc.Div({ tbl, note }, pandoc.Attr("", { "results-pair" })) end
+    return tbl
   end
   local results = a.results
   if results == nil or results == "" then
@@ -670,15 +689,16 @@ local function table_block(el)
   local ref = load_csv(ref_path(results), ref_path(results))
   local blocks = { build_table(ref, a, machine_caption(base, a.machine or "Reference machine", ref),
     ref_path(results), el.identifier) }
+  blocks[#blocks + 1] = openblas_note(ref)
   local mp = mine_path(results)
   if not cfg.check and (a.mine or "yes") ~= "no" and file_exists(rooted(mp)) then
     local ok, res = pcall(function()
       local mine = load_csv(mp, mp)
-      return build_table(mine, a, machine_caption(base, "Your machine", mine), mp,
-        el.identifier ~= "" and (el.identifier .. "-mine") or "")
+      return { build_table(mine, a, machine_caption(base, "Your machine", mine), mp,
+        el.identifier ~= "" and (el.identifier .. "-mine") or ""), openblas_note(mine) }
     end)
     if ok then
-      blocks[#blocks + 1] = res
+      for _, b in ipairs(res) do blocks[#blocks + 1] = b end
     else
       local msg = (type(res) == "table" and res.msg) or tostring(res)
       warn(msg .. " (your results table left out)")
