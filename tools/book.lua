@@ -64,6 +64,9 @@ local cfg = {
   data = os.getenv("BOOK_DATA") or "plots/data",
   results = os.getenv("BOOK_RESULTS") or "build/results",
   check = (os.getenv("BOOK_CHECK") or "") ~= "" and os.getenv("BOOK_CHECK") ~= "0",
+  -- When set, each listing appends "file<TAB>line" for every line it shows
+  -- (tools/check-book.sh --book reports listing coverage from it).
+  coverage = os.getenv("BOOK_COVERAGE"),
   plots_format = nil,
 }
 
@@ -272,6 +275,17 @@ local function listing_block(el)
     body, first, last = lines, 1, #lines
   end
   local shown = tidy(body)
+  if cfg.coverage and cfg.coverage ~= "" then
+    local log = io.open(cfg.coverage, "a")
+    if log then
+      for i = first, last do
+        if not is_marker(lines[i]) and lines[i]:match("%S") then
+          log:write(file, "\t", i, "\n")
+        end
+      end
+      log:close()
+    end
+  end
   if #shown == 0 then
     if name then fail(string.format("%s: listing '%s' is empty", file, name)) end
     fail(string.format("%s: file is empty", file))
