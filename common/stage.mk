@@ -5,6 +5,9 @@
 #   SRCS      the stage's library sources (what its tests exercise)
 #   DRIVERS   its programs, one bench_*.c or run_*.c each (bench_X.c → X... see below)
 #   GRADE_KERNELS  the kernels whose speed `make grade` scores
+#   GRADE_BUILD    the one build they are scored in, in words (the grade
+#                  report and the kit README print it); bench-run sees
+#                  GRADE=1 under `make grade`
 #   FULL_SIZES     the sizes of `make bench FULL=1`
 # and may define bench-run / run-run recipes of its own (see below).
 
@@ -92,7 +95,8 @@ assignment:
 	python3 $(ROOT)/tools/make_assignment.py $(ROOT) $(STAGE_NAME) $(KIT)
 
 grade:
-	$(ROOT)/tools/grade.sh "$(MAKE)" $(STAGE) "$(GRADE_KERNELS)" "$(GRADE_SIZE)"
+	@$(if $(GRADE_BUILD),,echo "error: stages/$(STAGE_NAME)/Makefile declares no GRADE_BUILD" >&2; exit 2)
+	$(ROOT)/tools/grade.sh "$(MAKE)" $(STAGE) "$(GRADE_KERNELS)" "$(GRADE_SIZE)" "$(GRADE_BUILD)"
 
 clean:
 	rm -rf $(BIN) $(BUILD)/obj/*/stage-$(STAGE) $(RESULTS)

@@ -164,6 +164,76 @@ Test(harness, writes_the_csv_of_the_design)
     remove(csv);
 }
 
+// OpenBLAS held to a lesser path is named, with what it costs and the
+// command that lifts it; on its best path nothing is said.
+Test(harness, openblas_held_back_is_said_plainly)
+{
+    char note[512];
+    // An AVX-512 CPU with both variables set (some of our machines).
+    cr_assert_eq(blas_limit_note_for(ISA_AVX2, "Haswell", ISA_AVX512, "Haswell", "512",
+                                     "stage-05", note, sizeof note),
+                 1);
+    const char *wanted[] = {"OPENBLAS_CORETYPE=Haswell", "avx2", "avx512", "half",
+                            "OPENBLAS_L2_SIZE=512",
+                            "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE make stage-05 bench"};
+    for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++)
+        cr_assert_not_null(strstr(note, wanted[i]), "'%s' missing from: %s", wanted[i], note);
+    // The same CPU with both unset: OpenBLAS picks its AVX-512 kernels.
+    cr_assert_eq(blas_limit_note_for(ISA_AVX512, "Cooperlake", ISA_AVX512, NULL, NULL,
+                                     "stage-05", note, sizeof note),
+                 0);
+    cr_assert_str_eq(note, "");
+    // An AVX2 CPU: Haswell's kernels are OpenBLAS's best there.
+    cr_assert_eq(blas_limit_note_for(ISA_AVX2, "Haswell", ISA_AVX2, "Haswell", NULL, "stage-05",
+                                     note, sizeof note),
+                 0);
+    // Only the L2 size set: said, and only that variable is lifted.
+    cr_assert_eq(blas_limit_note_for(ISA_AVX512, "Cooperlake", ISA_AVX512, NULL, "512",
+                                     "stage-04", note, sizeof note),
+                 1);
+    cr_assert_not_null(strstr(note, "env -u OPENBLAS_L2_SIZE make stage-04 bench"), "%s", note);
+    cr_assert_null(strstr(note, "CORETYPE"), "%s", note);
+    // An OpenBLAS build that picks a lesser core by itself: said, but no
+    // variable can lift it.
+    cr_assert_eq(blas_limit_note_for(ISA_AVX2, "Zen", ISA_AVX512, NULL, NULL, "stage-05", note,
+                                     sizeof note),
+                 1);
+    cr_assert_null(strstr(note, "env -u"), "%s", note);
+    // A core name we do not know is not blamed on anyone.
+    cr_assert_eq(blas_limit_note_for(ISA_SCALAR, "Prescott", ISA_AVX2, NULL, NULL, "stage-05",
+                                     note, sizeof note),
+                 0);
+    // A short buffer is cut, never overrun.
+    char small[16];
+    cr_assert_eq(blas_limit_note_for(ISA_AVX2, "Haswell", ISA_AVX512, "Haswell", "512",
+                                     "stage-05", small, sizeof small),
+                 1);
+    cr_assert_lt(strlen(small), sizeof small);
+}
+
+// The CSV header says which OpenBLAS it compared against, and carries the
+// note exactly when this process's OpenBLAS is held back.
+Test(harness, the_csv_header_names_openblas_and_its_limits)
+{
+    char csv[] = "/tmp/bench-test-XXXXXX";
+    int fd = mkstemp(csv);
+    cr_assert(fd >= 0);
+    close(fd);
+    char args[256];
+    snprintf(args, sizeof args, "--sizes 16 --reps 1 --csv %s", csv);
+    cr_assert_eq(run_bench(args, csv), 0);
+    char *text = read_file(csv);
+    unlink(csv);
+    cr_assert_not_null(strstr(text, "# openblas_l2_size: "));
+    cr_assert_not_null(strstr(text, "# openblas_isa: "));
+    cr_assert_not_null(strstr(text, "# isa_best: "));
+    char note[512];
+    if (blas_limit_note(test_stage.name, note, sizeof note))
+        cr_assert_not_null(strstr(text, note), "the note is missing from:\n%s", text);
+    else
+        cr_assert_null(strstr(text, "# openblas_note:"), "a note where none is due:\n%s", text);
+}
+
 Test(harness, append_adds_rows_without_header_or_openblas)
 {
     char csv[] = "/tmp/bench-test-XXXXXX";
@@ -354,6 +424,21 @@ Test(book, check_passes_on_a_good_chapter_and_fails_on_broken_ones)
     cr_assert_neq(sh("tools/check-book.sh tests/book/missing_row.md >/dev/null 2>&1"), 0);
 }
 
+// A results file measured with OpenBLAS held back carries its note into the
+// book, under the table.
+Test(book, a_held_back_openblas_is_noted_under_its_table)
+{
+    cr_assert_eq(sh("BOOK_ROOT=. pandoc -f markdown --lua-filter tools/book.lua -t plain "
+                    "--wrap=none tests/book/held.md >/tmp/book-held.txt 2>&1"),
+                 0);
+    const char *out = read_file("/tmp/book-held.txt");
+    cr_assert_not_null(strstr(out, "Note: OpenBLAS is not on its best path"), "%s", out);
+    cr_assert_not_null(strstr(out, "env -u OPENBLAS_CORETYPE make stage-05 bench"), "%s", out);
+    cr_assert_eq(sh("BOOK_ROOT=. pandoc -f markdown --lua-filter tools/book.lua -t plain "
+                    "tests/book/good.md 2>&1 | grep -q 'best path'"),
+                 1, "a note under a table measured with OpenBLAS on its best path");
+}
+
 Test(book, the_real_book_checks)
 {
     cr_assert_eq(sh("tools/check-book.sh --book book.md >/tmp/book-out.txt 2>&1"), 0, "%s",
@@ -413,4 +498,28 @@ Test(blas, openblas_names_its_core_and_config)
     cr_assert(strstr(config, "OpenBLAS") != NULL, "config '%s'", config);
     for (const char *c = core; *c; c++)
         cr_assert(isprint((unsigned char)*c), "core name has byte %d", *c);
+}
+
+// No kit holds the answer to one of its own tasks, in any file.
+Test(kit, no_kit_holds_its_own_answers, .timeout = 300)
+{
+    cr_assert_eq(sh("tools/kit-check.py >/tmp/kit-check.txt 2>&1"), 0, "%s",
+                 read_file("/tmp/kit-check.txt"));
+}
+
+// The check finds an answer copied into another file: here the body of task
+// 1.1's loops, re-indented, in a copy of the tree.
+Test(kit, the_check_finds_an_answer_copied_elsewhere, .timeout = 300)
+{
+    cr_assert_eq(sh("rm -rf /tmp/kit-leak && mkdir -p /tmp/kit-leak && "
+                    "cp -r common stages tests tools plots /tmp/kit-leak/ && "
+                    "sed -n '/BEGIN SOLUTION task 1.1/,/END SOLUTION/p' common/loops/naive.c | "
+                    "grep -v 'SOLUTION\\|stub:' | sed 's/^ *//' "
+                    "> /tmp/kit-leak/common/harness/leak.c"),
+                 0);
+    cr_assert_neq(sh("/tmp/kit-leak/tools/kit-check.py 01_naive >/tmp/kit-leak.txt 2>&1"), 0,
+                  "a copied answer went unnoticed");
+    const char *out = read_file("/tmp/kit-leak.txt");
+    cr_assert(strstr(out, "common/harness/leak.c") && strstr(out, "task 1.1"), "%s", out);
+    sh("rm -rf /tmp/kit-leak");
 }

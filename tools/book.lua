@@ -12,7 +12,8 @@ Listings (a code block with an include= attribute, any classes):
   is replaced by the lines strictly between `// listing: pack_b` and its
   `// end listing` (`#` instead of `//` in Makefiles, shell and gnuplot).
   Without listing= the whole file is shown. Marker lines are never shown:
-  listing:/end listing, BEGIN SOLUTION/END SOLUTION and `stub:` lines.
+  listing:/end listing, BEGIN SOLUTION/END SOLUTION, `stub:` and
+  `earlier kits:` lines.
   Listings may nest: an unnamed `end listing` closes the innermost open
   listing; `// end listing pack_b` (or `end listing: pack_b`) closes that
   name, which allows overlapping regions. Common indentation is removed.
@@ -28,6 +29,8 @@ Tables from CSV (a code block with class results-table or csv-table):
   file=PATH reads any CSV instead. Options: columns=, where=, sort=,
   headers=, pivot=, value=, rows=, mine=no, machine= (what to call the
   book's copy instead of "Reference machine", for a study measured elsewhere).
+  A CSV whose header has an `openblas_note` line (OpenBLAS held to a lesser
+  path than the CPU runs) gets that note in a paragraph under its table.
 
 Inline numbers (an empty span with class result):
 
@@ -61,6 +64,9 @@ local cfg = {
   data = os.getenv("BOOK_DATA") or "plots/data",
   results = os.getenv("BOOK_RESULTS") or "build/results",
   check = (os.getenv("BOOK_CHECK") or "") ~= "" and os.getenv("BOOK_CHECK") ~= "0",
+  -- When set, each listing appends "file<TAB>line" for every line it shows
+  -- (tools/check-book.sh --book reports listing coverage from it).
+  coverage = os.getenv("BOOK_COVERAGE"),
   plots_format = nil,
 }
 
@@ -168,7 +174,7 @@ local function other_marker(line)
   for _, c in ipairs(LEADERS) do
     local q = "^%s*" .. c:gsub("%p", "%%%0") .. "%s*"
     if line:match(q .. "BEGIN SOLUTION") or line:match(q .. "END SOLUTION")
-        or line:match(q .. "stub:") then
+        or line:match(q .. "stub:") or line:match(q .. "earlier kits:") then
       return true
     end
   end
@@ -269,6 +275,17 @@ local function listing_block(el)
     body, first, last = lines, 1, #lines
   end
   local shown = tidy(body)
+  if cfg.coverage and cfg.coverage ~= "" then
+    local log = io.open(cfg.coverage, "a")
+    if log then
+      for i = first, last do
+        if not is_marker(lines[i]) and lines[i]:match("%S") then
+          log:write(file, "\t", i, "\n")
+        end
+      end
+      log:close()
+    end
+  end
   if #shown == 0 then
     if name then fail(string.format("%s: listing '%s' is empty", file, name)) end
     fail(string.format("%s: file is empty", file))
@@ -646,6 +663,20 @@ local function machine_caption(base, who, t)
   return cap
 end
 
+-- A results file measured with OpenBLAS held to a lesser path than the CPU
+-- runs says so in its header (openblas_note); its table says so too, right
+-- under it, so no ratio against OpenBLAS is read without it.
+local function openblas_note(t)
+  local note = t.meta.openblas_note
+  if note == nil or note == "" then return nil end
+  local inlines = { pandoc.Strong({ pandoc.Str("Note:") }) }
+  for word in note:gmatch("%S+") do
+    inlines[#inlines + 1] = pandoc.Space()
+    inlines[#inlines + 1] = pandoc.Str(word)
+  end
+  return pandoc.Para(inlines)
+end
+
 local function mine_path(results)
   return join(cfg.results, results .. ".csv")
 end
@@ -660,7 +691,10 @@ local function table_block(el)
   local base = inlines_of(a.caption)
   if a.file and a.file ~= "" then
     local t = load_csv(a.file)
-    return build_table(t, a, base, a.file, el.identifier)
+    local tbl = build_table(t, a, base, a.file, el.identifier)
+    local note = openblas_note(t)
+    if note then return pandoc.Div({ tbl, note }, pandoc.Attr("", { "results-pair" })) end
+    return tbl
   end
   local results = a.results
   if results == nil or results == "" then
@@ -669,15 +703,16 @@ local function table_block(el)
   local ref = load_csv(ref_path(results), ref_path(results))
   local blocks = { build_table(ref, a, machine_caption(base, a.machine or "Reference machine", ref),
     ref_path(results), el.identifier) }
+  blocks[#blocks + 1] = openblas_note(ref)
   local mp = mine_path(results)
   if not cfg.check and (a.mine or "yes") ~= "no" and file_exists(rooted(mp)) then
     local ok, res = pcall(function()
       local mine = load_csv(mp, mp)
-      return build_table(mine, a, machine_caption(base, "Your machine", mine), mp,
-        el.identifier ~= "" and (el.identifier .. "-mine") or "")
+      return { build_table(mine, a, machine_caption(base, "Your machine", mine), mp,
+        el.identifier ~= "" and (el.identifier .. "-mine") or ""), openblas_note(mine) }
     end)
     if ok then
-      blocks[#blocks + 1] = res
+      for _, b in ipairs(res) do blocks[#blocks + 1] = b end
     else
       local msg = (type(res) == "table" and res.msg) or tostring(res)
       warn(msg .. " (your results table left out)")

@@ -5,7 +5,11 @@
 #
 #   tools/check-book.sh FILE...            check each file on its own
 #   tools/check-book.sh --book [BOOK.md]   check BOOK.md (default book.md) and
-#                                          every chapter its `chapters:` list names
+#                                          every chapter its `chapters:` list names,
+#                                          then print listing coverage: for each
+#                                          source file of common/ and stages/ (and
+#                                          any other file a listing shows), how
+#                                          many of its lines the book shows
 #   tools/check-book.sh --chapters [BOOK.md]
 #                                          print that chapter list, one a line
 #
@@ -93,6 +97,37 @@ check_files() {
     echo "check-book: $total file(s) OK"
 }
 
+# Listing coverage: of each source file's lines (not blank, not a marker),
+# how many some listing shows. Files of common/ and stages/ that no listing
+# shows are listed too, at 0.
+coverage() {
+    (cd "$BOOK_ROOT" && ls common/*/*.[ch] stages/*/*.[ch] 2>/dev/null) |
+    awk -F'\t' -v root="$BOOK_ROOT" '
+        function lines_of(f,    line, n, path) {
+            n = 0; path = root "/" f
+            while ((getline line < path) > 0)
+                if (line ~ /[^ \t]/ && line !~ /^[ \t]*(\/\/|#)[ \t]*(listing:|end listing|BEGIN SOLUTION|END SOLUTION|stub:|earlier kits:)/) n++
+            close(path)
+            return n
+        }
+        FILENAME == "-" { files[$0] = 1; next }
+        { if (!(($1, $2) in seen)) { seen[$1, $2] = 1; shown[$1]++ }; files[$1] = 1 }
+        END {
+            n = 0
+            for (f in files) list[++n] = f
+            for (a = 1; a <= n; a++) for (b = a + 1; b <= n; b++)
+                if (list[b] < list[a]) { t = list[a]; list[a] = list[b]; list[b] = t }
+            print "listing coverage (lines the book shows, of lines that are not blank):"
+            for (a = 1; a <= n; a++) {
+                f = list[a]; total = lines_of(f); s = shown[f] + 0
+                printf "  %5d / %5d  %5.1f %%  %s\n", s, total, total ? 100 * s / total : 0, f
+                if (f ~ /^(common|stages)\/.*\.[ch]$/) { all_s += s; all_t += total }
+            }
+            printf "  %5d / %5d  %5.1f %%  all of common/ and stages/ (.c and .h)\n", \
+                all_s, all_t, all_t ? 100 * all_s / all_t : 0
+        }' - "$BOOK_COVERAGE"
+}
+
 [ $# -ge 1 ] || usage
 case $1 in
     --chapters)
@@ -114,7 +149,11 @@ case $1 in
                 *) if [ $here_is_root = 1 ]; then set -- "$@" "$ch"; else set -- "$@" "$BOOK_ROOT/$ch"; fi ;;
             esac
         done
-        check_files "$@"
+        BOOK_COVERAGE=$(mktemp "${TMPDIR:-/tmp}/coverage.XXXXXX")
+        export BOOK_COVERAGE
+        trap 'rm -f "$BOOK_COVERAGE"' EXIT
+        check_files "$@" || exit 1
+        coverage
         ;;
     -h|--help) usage ;;
     -*) echo "error: check-book: unknown option $1" >&2; usage ;;

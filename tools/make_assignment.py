@@ -4,8 +4,12 @@
     make_assignment.py ROOT STAGE_NAME OUT            write the kit
     make_assignment.py ROOT STAGE_NAME OUT --restore  put the solutions back
 
-The kit is a self-contained tree: the stage, common/, the stage's tests, the
-tools they use, a Makefile and a README. Every region
+The kit is a self-contained tree: the stage, the files of common/, tests/,
+tools/ and plots/ that stages 1 to N bring (KIT_FILES below, for a kit of
+stage N), the stage's tests, a Makefile and a README. Nothing a later stage
+brings is in it, so no file of the kit holds the answer to one of its tasks.
+
+Every region
 
     // BEGIN SOLUTION task N.M[: what to write]
     ...
@@ -17,17 +21,24 @@ of this stage's tasks (N is the stage number) becomes
     <the region's `// stub:` lines, uncommented>
     // END TODO task N.M
 
-which compiles and fails task N.M's tests. Solutions of other stages' tasks
-stay, without their markers.
+which compiles and fails task N.M's tests. Solutions of earlier stages' tasks
+stay, without their markers. A region of a later stage's task, in a file an
+earlier kit needs, becomes its `// earlier kits:` lines (uncommented): code
+that gives the right answer without being the answer, e.g. one thread doing
+what the later stage shares among several. Such a region without those lines
+is an error, as is a file of common/ that KIT_FILES does not place.
 """
+import fnmatch
 import os
 import re
 import shutil
 import sys
+import textwrap
 
 BEGIN = re.compile(r"^(\s*)//\s*BEGIN SOLUTION task (\d+)\.(\d+)\s*(?::\s*(.*))?$")
 END = re.compile(r"^\s*//\s*END SOLUTION\s*$")
 STUB = re.compile(r"^(\s*)//\s*stub:\s?(.*)$")
+EARLIER = re.compile(r"^(\s*)//\s*earlier kits:\s?(.*)$")
 TODO = re.compile(r"^(\s*)//\s*TODO task (\d+)\.(\d+)\b")
 END_TODO = re.compile(r"^\s*//\s*END TODO task (\d+)\.(\d+)\s*$")
 
@@ -58,8 +69,14 @@ def regions(lines, path):
         fail(f"{path}:{start + 1}: BEGIN SOLUTION without END")
 
 
+def marked(body, pattern):
+    """The lines of a region marked `// stub:` (or `// earlier kits:`), uncommented."""
+    return [m.group(1) + m.group(2) for m in map(pattern.match, body) if m]
+
+
 def stub_out(text, stage, path):
-    """The kit's version of a file: this stage's solutions cut out."""
+    """The kit's version of a file: this stage's solutions cut out, later
+    stages' replaced by their `// earlier kits:` code."""
     lines = text.split("\n")
     out, last = [], 0
     for start, end, region_stage, task, hint, indent in regions(lines, path):
@@ -68,21 +85,32 @@ def stub_out(text, stage, path):
         if region_stage == stage:
             what = hint or "write this part (see the chapter)"
             out.append(f"{indent}// TODO task {stage}.{task}: {what}")
-            out += [STUB.match(l).group(1) + STUB.match(l).group(2) for l in body if STUB.match(l)]
+            out += marked(body, STUB)
             out.append(f"{indent}// END TODO task {stage}.{task}")
+        elif region_stage > stage:
+            earlier = marked(body, EARLIER)
+            if not earlier:
+                fail(f"{path}:{start + 1}: task {region_stage}.{task} belongs to a later stage "
+                     f"than {stage}, but its region has no `// earlier kits:` lines to put "
+                     f"in a stage-{stage} kit")
+            out.append(f"{indent}// Stage {region_stage} (task {region_stage}.{task}) "
+                       f"writes this part; until then:")
+            out += earlier
         else:
-            out += [l for l in body if not STUB.match(l)]
+            out += [l for l in body if not STUB.match(l) and not EARLIER.match(l)]
         last = end + 1
     out += lines[last:]
     return "\n".join(out)
 
 
 def solutions(text, path):
-    """Task id → the region's solution lines, from the original source."""
+    """Task id → its regions' solution lines, in file order, from the original
+    source (a task may span several regions of a file, e.g. two functions)."""
     lines = text.split("\n")
     found = {}
     for start, end, stage, task, _, _ in regions(lines, path):
-        found[f"{stage}.{task}"] = [l for l in lines[start + 1:end] if not STUB.match(l)]
+        found.setdefault(f"{stage}.{task}", []).append(
+            [l for l in lines[start + 1:end] if not STUB.match(l) and not EARLIER.match(l)])
     return found
 
 
@@ -93,9 +121,9 @@ def restore(kit_text, source_text, path):
         m = TODO.match(line)
         if inside is None and m:
             inside = f"{m.group(2)}.{m.group(3)}"
-            if inside not in wanted:
+            if not wanted.get(inside):
                 fail(f"{path}:{i + 1}: no solution for task {inside} in the source")
-            out += wanted[inside]
+            out += wanted[inside].pop(0)
         elif inside is not None:
             e = END_TODO.match(line)
             if e and f"{e.group(1)}.{e.group(2)}" == inside:
@@ -107,12 +135,74 @@ def restore(kit_text, source_text, path):
     return "\n".join(out)
 
 
-def copy_tree(src, dst):
-    if os.path.isdir(src):
-        shutil.copytree(src, dst, dirs_exist_ok=True)
-    elif os.path.exists(src):
-        os.makedirs(os.path.dirname(dst), exist_ok=True)
-        shutil.copy2(src, dst)
+# What each stage brings to the kits, besides its own directory (stages/NN_*/)
+# and tests (tests/test_NN_*.c): paths from the root, shell patterns allowed.
+# The kit of stage N holds what stages 1 to N bring. A file goes with the
+# first stage whose code needs it: gemm_parallel.c comes with stage 4 because
+# gemm() calls it, its task 5.1 swapped for one thread's loops (see above).
+# A new stage adds a line, with its data files or scripts if its kit needs
+# them; every file of common/ must appear (check_placed below).
+KIT_FILES = {
+    1: ["common/README.md", "common/build.mk", "common/stage.mk", "common/harness/*",
+        "common/loops/naive.*",
+        "tests/lsan.supp", "tools/deps.sh", "tools/grade.sh", "tools/plot.sh",
+        "plots/gflops.gp"],
+    2: ["common/loops/tiled.*", "tests/matmul_check.h", "tools/sweep-plot.sh",
+        "plots/tile_sweep.gp"],
+    3: ["common/loops/simd*"],
+    4: ["common/gemm/gemm.[ch]", "common/gemm/gemm_parts.h", "common/gemm/gemm_pack.c",
+        "common/gemm/gemm_packed.c", "common/gemm/gemm_macro.c", "common/gemm/gemm_operand.c",
+        "common/gemm/gemm_kernel.c", "common/gemm/gemm_blocking.c",
+        "common/gemm/gemm_kernel_*.c", "common/gemm/gemm_small.c",
+        "common/gemm/gemm_parallel.c", "tests/gemm_check.h", "tools/check-layers.sh"],
+    5: ["common/gemm/gemm_backend.*", "tools/scaling-plot.sh", "tools/paths-plot.sh"],
+    6: ["common/autograd/*", "tests/golden/*", "tools/autograd-plot.sh"],
+    7: ["common/data/*"],
+}
+
+
+def all_files(root, under):
+    """Every file below root/under, as a path relative to root."""
+    for base, _, names in os.walk(os.path.join(root, under)):
+        for name in sorted(names):
+            yield os.path.relpath(os.path.join(base, name), root)
+
+
+def brought_by(rel):
+    """The stage whose KIT_FILES line names rel, or None."""
+    for stage in sorted(KIT_FILES):
+        if any(fnmatch.fnmatchcase(rel, pattern) for pattern in KIT_FILES[stage]):
+            return stage
+    return None
+
+
+def check_placed(root):
+    """Every file of common/ goes with some stage: a new one must be placed
+    in KIT_FILES, or no kit would have it (or every kit would)."""
+    loose = [rel for rel in all_files(root, "common") if brought_by(rel) is None]
+    if loose:
+        fail("KIT_FILES in tools/make_assignment.py names no stage for: " + ", ".join(loose))
+
+
+def kit_sources(root, stage):
+    """The files a kit of this stage copies from root (relative paths)."""
+    wanted = []
+    for stage_from in sorted(KIT_FILES):
+        if stage_from > stage:
+            break
+        for pattern in KIT_FILES[stage_from]:
+            directory = os.path.dirname(pattern) or "."
+            found = [rel for rel in all_files(root, directory)
+                     if fnmatch.fnmatchcase(rel, pattern)]
+            if not found:
+                fail(f"KIT_FILES: nothing matches {pattern}")
+            wanted += [rel for rel in found if rel not in wanted]
+    return wanted
+
+
+def copy_file(src, dst):
+    os.makedirs(os.path.dirname(dst), exist_ok=True)
+    shutil.copy2(src, dst)
 
 
 def kit_files(out):
@@ -166,10 +256,31 @@ element, at awkward sizes (1, 7, 17, 65, 127, 300, non-square). A failure
 names the element, your value, the right one, and how far past the rounding
 error bound you are.
 
+{grade}
+
+Where the environment holds OpenBLAS to a slower path than your CPU
+runs (`OPENBLAS_CORETYPE=Haswell` on an AVX-512 CPU, say), `make bench` and
+`make grade` say so, and print the command that lifts it; a percentage of
+OpenBLAS measured that way flatters your code.
+
 A test for an instruction set your CPU lacks (the AVX-512 tasks on an
 AVX2-only machine, say) is skipped, not failed: `make test` says which, and
 why. Such a task can only be checked on a machine that has the instructions.
 """
+
+
+def grade_paragraph(grade):
+    """What `make grade` scores, from the GRADE_* lines of the stage Makefile."""
+    kernels = grade.get("GRADE_KERNELS", "")
+    if "$(" in kernels:
+        # Per architecture: GRADE_KERNELS_x86_64, GRADE_KERNELS_aarch64, ...
+        kernels = " or ".join(f"{v} ({k[len('GRADE_KERNELS_'):]})"
+                              for k, v in grade.items() if k.startswith("GRADE_KERNELS_"))
+    text = (f"`make grade` scores your kernels ({kernels}) at n = {grade.get('GRADE_SIZE', '?')} "
+            f"in one build, the same for everyone: {grade['GRADE_BUILD']}. Its report says "
+            "what it measured, on which machine (CPU, cores, instruction set) and against "
+            "which OpenBLAS.")
+    return textwrap.fill(text, width=78)
 
 
 def main():
@@ -199,20 +310,13 @@ def main():
         print(f"restored the solutions in {restored} file(s) of {out}")
         return
 
+    check_placed(root)
     if os.path.exists(out):
         shutil.rmtree(out)
-    copy_tree(stage_dir, os.path.join(out, "stages", name))
-    copy_tree(os.path.join(root, "common"), os.path.join(out, "common"))
-    copy_tree(os.path.join(root, "tests", f"test_{name}.c"), os.path.join(out, "tests", f"test_{name}.c"))
-    for header in os.listdir(os.path.join(root, "tests")):
-        if header.endswith((".h", ".supp")):
-            copy_tree(os.path.join(root, "tests", header), os.path.join(out, "tests", header))
-    copy_tree(os.path.join(root, "tests", "golden"), os.path.join(out, "tests", "golden"))
-    for tool in ("deps.sh", "grade.sh", "plot.sh", "sweep-plot.sh", "scaling-plot.sh",
-                 "autograd-plot.sh"):
-        copy_tree(os.path.join(root, "tools", tool), os.path.join(out, "tools", tool))
-    for script in ("gflops.gp", "tile_sweep.gp"):
-        copy_tree(os.path.join(root, "plots", script), os.path.join(out, "plots", script))
+    shutil.copytree(stage_dir, os.path.join(out, "stages", name))
+    test = os.path.join("tests", f"test_{name}.c")
+    for rel in kit_sources(root, stage) + [test]:
+        copy_file(os.path.join(root, rel), os.path.join(out, rel))
 
     tasks = {}
     for path in kit_files(out):
@@ -221,19 +325,29 @@ def main():
         rel = os.path.relpath(path, out)
         for start, end, region_stage, task, hint, _ in regions(text.split("\n"), rel):
             if region_stage == stage:
-                tasks.setdefault(f"{stage}.{task}", (hint or "see the chapter", rel))
+                tasks.setdefault(f"{stage}.{task}", []).append(
+                    f"{hint or 'see the chapter'} ({rel})")
         with open(path, "w") as f:
             f.write(stub_out(text, stage, rel))
     if not tasks:
         fail(f"stage {name} has no solution regions for tasks {stage}.*")
 
+    grade = {}
+    with open(os.path.join(stage_dir, "Makefile")) as f:
+        for line in f:
+            m = re.match(r"^(GRADE_\w+)\s*:?=\s*(.*?)\s*$", line)
+            if m:
+                grade[m.group(1)] = m.group(2)
+    if "GRADE_BUILD" not in grade:
+        fail(f"stages/{name}/Makefile declares no GRADE_BUILD (the one build `make grade` scores)")
     title = name.split("_", 1)[1].replace("_", " ")
-    listed = "\n".join(f"- **Task {t}** ({where}): {hint}"
-                       for t, (hint, where) in sorted(tasks.items()))
+    listed = "\n".join(f"- **Task {t}**: {'; '.join(parts)}"
+                       for t, parts in sorted(tasks.items()))
     with open(os.path.join(out, "Makefile"), "w") as f:
         f.write(MAKEFILE.format(num=f"{stage:02d}", name=name))
     with open(os.path.join(out, "README.md"), "w") as f:
-        f.write(README.format(num=f"{stage:02d}", stage=stage, title=title, tasks=listed))
+        f.write(README.format(num=f"{stage:02d}", stage=stage, title=title, tasks=listed,
+                              grade=grade_paragraph(grade)))
     print(f"wrote {out}: {len(tasks)} task(s): {', '.join(sorted(tasks))}")
 
 

@@ -13,6 +13,11 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/scaling.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
 cpu=$(sed -n 's/^# cpu: //p' "$in" | head -n 1)
+# OpenBLAS held to a lesser path (the header says so): the note goes under
+# the title, wrapped, with the command that lifts it on a line of its own.
+note=$(sed -n 's/^# openblas_note: //p' "$in" | head -n 1 |
+       sed 's/ For its best path: /\n&/' | sed 's/^ //' | fold -s -w 110 |
+       sed 's/ *$//' | awk '{ printf "\\n%s", $0 }')
 # One gnuplot data block per (kernel, size), rows sorted by threads.
 grep -v '^#' "$in" | tail -n +2 | sort -t, -k1,1 -k4,4n -k3,3n | awk -F, -v dir="$tmp" '
     { key = $1 " n=" $4
@@ -25,7 +30,8 @@ grep -v '^#' "$in" | tail -n +2 | sort -t, -k1,1 -k4,4n -k3,3n | awk -F, -v dir=
     echo "set terminal svg size 900,560 dynamic font 'sans,13' background '#ffffff'"
     echo "set output '$out.svg'"
     echo "set termoption noenhanced"
-    echo "set title \"GFLOPS against threads  ·  $cpu\""
+    # printf, not echo: dash's echo would turn the \n into line breaks.
+    printf 'set title "GFLOPS against threads  ·  %s%s"\n' "$cpu" "$note"
     echo "set xlabel 'threads'; set ylabel 'GFLOPS (single precision)'"
     echo "set xtics 1; set grid ytics lc rgb '#dddddd'; set key outside right top"
     echo "set yrange [0:*]; set offsets 0.2, 0.2, 0, 0"

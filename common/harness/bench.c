@@ -276,6 +276,13 @@ void bench_write_machine(FILE *f, const char *stage, int threads)
     fprintf(f, "# compiler: %s\n# cflags: %s\n", compiler(), BENCH_CFLAGS);
     fprintf(f, "# openblas_config: %s\n# openblas_core: %s\n# openblas_coretype: %s\n",
             blas_config(), blas_core(), coretype ? coretype : "unset");
+    const char *l2_size = getenv("OPENBLAS_L2_SIZE");
+    fprintf(f, "# openblas_l2_size: %s\n# openblas_isa: %s\n# isa_best: %s\n",
+            l2_size ? l2_size : "unset", isa_name(blas_isa()), isa_name(isa_best()));
+    // Present only when OpenBLAS is held back: plots and the book repeat it.
+    char note[512];
+    if (blas_limit_note(stage, note, sizeof note))
+        fprintf(f, "# openblas_note: %s\n", note);
     fprintf(f, "# date: %s\n", date);
 }
 
@@ -426,8 +433,15 @@ int bench_run(const struct bench_stage *stage, const struct bench_options *o)
     }
     if (csv && !o->append)
         bench_write_header(csv, stage->name, o->threads);
-    fprintf(table, "%s on %s (%d cores, peak %.1f GFLOPS on 1 thread, %s)\n", stage->name,
-            cpu_model(), cpu_count(), peak_get(isa_best(), 1).gflops, isa_name(isa_best()));
+    fprintf(table, "%s on %s (%d cores, peak %.1f GFLOPS on 1 thread, %s; OpenBLAS core %s, %s)\n",
+            stage->name, cpu_model(), cpu_count(), peak_get(isa_best(), 1).gflops,
+            isa_name(isa_best()), blas_core(), isa_name(blas_isa()));
+    // A comparison with OpenBLAS held to a lesser path says so, before the
+    // numbers and again after them.
+    char note[512];
+    int held = blas_limit_note(stage->name, note, sizeof note);
+    if (held)
+        fprintf(table, "note: %s\n", note);
     fprintf(table, "%-22s %-7s %7s %16s %10s %9s %8s %8s\n", "kernel", "isa", "threads", "size",
             "seconds", "GFLOPS", "%peak", "vs BLAS");
 
@@ -481,6 +495,8 @@ int bench_run(const struct bench_stage *stage, const struct bench_options *o)
         mat_free(p.B);
         mat_free(p.C);
     }
+    if (held)
+        fprintf(table, "note: %s\n", note);
     if (csv && csv != stdout)
         fclose(csv);
     return status;

@@ -1,4 +1,7 @@
 #include <cblas.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "blas.h"
@@ -54,4 +57,59 @@ enum isa blas_isa(void)
         strncmp(lower, "cortex", 6) == 0)
         return ISA_NEON;
     return ISA_SCALAR;
+}
+
+// Appends printf-style text to buf (size bytes), never past its end.
+static void add(char *buf, size_t size, size_t *used, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (*used < size)
+        *used += (size_t)vsnprintf(buf + *used, size - *used, fmt, ap);
+    va_end(ap);
+}
+
+int blas_limit_note_for(enum isa blas, const char *core, enum isa best, const char *coretype,
+                        const char *l2_size, const char *stage, char *buf, size_t size)
+{
+    int core_set = coretype != NULL && coretype[0] != '\0';
+    int l2_set = l2_size != NULL && l2_size[0] != '\0';
+    // Fewer lanes than the CPU's widest: OpenBLAS's peak is that much lower.
+    // (A core name blas_isa() does not know comes back as scalar; only the
+    // variable can be blamed for it then.)
+    int lesser = isa_lanes(blas) < isa_lanes(best) && (blas != ISA_SCALAR || core_set);
+    if (size > 0)
+        buf[0] = '\0';
+    if (!lesser && !l2_set)
+        return 0;
+    size_t used = 0;
+    add(buf, size, &used, "OpenBLAS is not on its best path for this CPU:");
+    if (lesser) {
+        int ratio = isa_lanes(best) / isa_lanes(blas);
+        if (core_set)
+            add(buf, size, &used, " OPENBLAS_CORETYPE=%s holds it to its %s kernels", coretype,
+                core);
+        else
+            add(buf, size, &used, " this OpenBLAS build chose its %s kernels", core);
+        if (ratio == 2)
+            add(buf, size, &used, " (%s) on a CPU that runs %s, vectors half as wide: expect"
+                " about half its best speed;", isa_name(blas), isa_name(best));
+        else
+            add(buf, size, &used, " (%s) on a CPU that runs %s, vectors 1/%d as wide: expect"
+                " about 1/%d of its best speed;", isa_name(blas), isa_name(best), ratio, ratio);
+    }
+    if (l2_set)
+        add(buf, size, &used,
+            " OPENBLAS_L2_SIZE=%s changes its blocking and how many threads it uses;", l2_size);
+    add(buf, size, &used, " ratios against it flatter our code.");
+    if (core_set || l2_set)
+        add(buf, size, &used, " For its best path: env%s%s make %s bench",
+            core_set ? " -u OPENBLAS_CORETYPE" : "", l2_set ? " -u OPENBLAS_L2_SIZE" : "", stage);
+    return 1;
+}
+
+int blas_limit_note(const char *stage, char *buf, size_t size)
+{
+    return blas_limit_note_for(blas_isa(), blas_core(), isa_best(), getenv("OPENBLAS_CORETYPE"),
+                               getenv("OPENBLAS_L2_SIZE"), stage, buf, size);
 }

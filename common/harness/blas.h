@@ -1,6 +1,8 @@
 #ifndef BLAS_H
 #define BLAS_H
 
+#include <stddef.h>
+
 #include "cpu.h"
 
 // OpenBLAS, the peer we measure ourselves against. It is never called from
@@ -21,5 +23,20 @@ void blas_set_threads(int threads);
 const char *blas_config(void);
 const char *blas_core(void);
 enum isa blas_isa(void);
+
+// Whether OpenBLAS is on its best path for this CPU. OPENBLAS_CORETYPE can
+// hold it to a lesser kernel set (Haswell's AVX2 on an AVX-512 CPU: half the
+// vector width, about half the speed), and OPENBLAS_L2_SIZE changes its
+// blocking and how many threads it uses. A comparison against OpenBLAS so
+// held flatters our code, so every bench and plot says so.
+// blas_limit_note writes one line into buf (size bytes): which variable holds
+// OpenBLAS back, what that costs and the command that lifts it
+// (`env -u ... make STAGE bench`, STAGE like "stage-05"). Returns 1 when
+// OpenBLAS is held back, 0 (buf empty) when it is on its best path.
+int blas_limit_note(const char *stage, char *buf, size_t size);
+// The same for given facts: the ISA of OpenBLAS's kernels (blas_isa()), its
+// core name, the CPU's best ISA, and the two variables (NULL when unset).
+int blas_limit_note_for(enum isa blas, const char *core, enum isa best, const char *coretype,
+                        const char *l2_size, const char *stage, char *buf, size_t size);
 
 #endif

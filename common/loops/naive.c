@@ -48,6 +48,8 @@ void matmul_ikj(int m, int n, int k, const float *A, int lda, const float *B, in
 void matmul_jik(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
                 float *C, int ldc)
 {
+    // BEGIN SOLUTION task 1.1: the j, i, p loops: ijk with its two outer loops swapped
+    // stub: (void)m, (void)n, (void)k, (void)A, (void)lda, (void)B, (void)ldb, (void)C, (void)ldc;
     for (int j = 0; j < n; j++)
         for (int i = 0; i < m; i++) {
             float sum = 0.0f;
@@ -55,6 +57,7 @@ void matmul_jik(int m, int n, int k, const float *A, int lda, const float *B, in
                 sum += A[(size_t)i * lda + p] * B[(size_t)p * ldb + j];
             C[(size_t)i * ldc + j] = sum;
         }
+    // END SOLUTION
 }
 
 // listing: jki
@@ -74,6 +77,8 @@ void matmul_jki(int m, int n, int k, const float *A, int lda, const float *B, in
 void matmul_kij(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
                 float *C, int ldc)
 {
+    // BEGIN SOLUTION task 1.2: the p, i, j loops: ikj with its two outer loops swapped
+    // stub: (void)m, (void)n, (void)k, (void)A, (void)lda, (void)B, (void)ldb, (void)C, (void)ldc;
     zero(m, n, C, ldc);
     for (int p = 0; p < k; p++)
         for (int i = 0; i < m; i++) {
@@ -81,6 +86,7 @@ void matmul_kij(int m, int n, int k, const float *A, int lda, const float *B, in
             for (int j = 0; j < n; j++)
                 C[(size_t)i * ldc + j] += a * B[(size_t)p * ldb + j];
         }
+    // END SOLUTION
 }
 
 void matmul_kji(int m, int n, int k, const float *A, int lda, const float *B, int ldb,

@@ -63,19 +63,18 @@ static void full_tile(int k, const float *A, int lda, const float *B, int ldb, f
 static void edge_tile(int mr, int nr, int k, const float *A, int lda, const float *B, int ldb,
                       float *C, int ldc)
 {
-    // BEGIN SOLUTION task 3.3: the full tile's loop with masked loads and stores, and rows past mr clamped to mr-1
-    // stub: (void)mr, (void)nr, (void)k, (void)A, (void)lda, (void)B, (void)ldb, (void)C, (void)ldc;
-    __mmask16 mask0 = (__mmask16)(nr >= 16 ? 0xFFFF : (1u << nr) - 1);
-    __mmask16 mask1 = (__mmask16)(nr >= 32 ? 0xFFFF : nr <= 16 ? 0 : (1u << (nr - 16)) - 1);
     const float *a[MR];
     for (int i = 0; i < MR; i++)
         a[i] = A + (size_t)min(i, mr - 1) * lda;
-
     __m512 c[MR][2];
     for (int i = 0; i < MR; i++) {
         c[i][0] = _mm512_setzero_ps();
         c[i][1] = _mm512_setzero_ps();
     }
+    // BEGIN SOLUTION task 3.3: masks for the nr columns, then the full tile's loop with masked loads of B and masked stores of the first mr rows
+    // stub: (void)mr, (void)nr, (void)k, (void)a, (void)B, (void)ldb, (void)C, (void)ldc, (void)c;
+    __mmask16 mask0 = (__mmask16)(nr >= 16 ? 0xFFFF : (1u << nr) - 1);
+    __mmask16 mask1 = (__mmask16)(nr >= 32 ? 0xFFFF : nr <= 16 ? 0 : (1u << (nr - 16)) - 1);
     for (int p = 0; p < k; p++) {
         const float *b = B + (size_t)p * ldb;
         __m512 b0 = _mm512_maskz_loadu_ps(mask0, b);
