@@ -1,9 +1,11 @@
 // The infrastructure every stage stands on: the harness, the reference
 // check, the peak, the command line, the book check and the kit round trip.
-#define _POSIX_C_SOURCE 200809L
+// _GNU_SOURCE for sched_setaffinity (the peak test puts two threads on one CPU).
+#define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <ctype.h>
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -343,6 +345,77 @@ Test(peak, within_the_range_of_the_isa)
         cr_assert(p.fma_latency > 1.5 && p.fma_latency < 12.0, "%s: latency %.2f cycles",
                   isa_name((enum isa)isa), p.fma_latency);
     }
+}
+
+// The header's figures agree with one another: the peak it prints is the
+// clock it prints × FMAs per cycle × lanes × 2 flops, to the rounding of the
+// printed digits. So the clock must be the reading the peak was computed
+// with, even when the peak comes from the cache and this process read the
+// clock afresh. The cache below holds a peak measured at 1.234 GHz, a clock
+// no real reading here will match.
+Test(peak, header_clock_times_fmas_gives_the_peak)
+{
+    if (peak_clock_ghz() <= 0.0)
+        cr_skip_test("no add-chain clock on this architecture");
+    char cache[] = "/tmp/peak-header-XXXXXX", csv[] = "/tmp/bench-peak-XXXXXX";
+    int fd = mkstemp(cache);
+    cr_assert(fd >= 0);
+    close(fd);
+    fd = mkstemp(csv);
+    cr_assert(fd >= 0);
+    close(fd);
+    enum isa best = isa_best();
+    double planted = 1.234 * 2.0 * 2.0 * isa_lanes(best);  // 2 FMAs per cycle
+    FILE *f = fopen(cache, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "# machine: %s, %d cores\n%s,1,%.2f,1.234,4.00,2.00\n", cpu_model(), cpu_count(),
+            isa_name(best), planted);
+    fclose(f);
+    setenv("PEAK_CACHE", cache, 1);
+    char args[256];
+    snprintf(args, sizeof args, "--sizes 16 --threads 1 --reps 1 --csv %s", csv);
+    cr_assert_eq(run_bench(args, csv), 0);
+    unsetenv("PEAK_CACHE");
+    char *text = read_file(csv);
+    double clock = 0.0, peak = 0.0, fmas = 0.0;
+    char name[16] = "";
+    cr_assert_not_null(strstr(text, "# clock_ghz: "));
+    sscanf(strstr(text, "# clock_ghz: "), "# clock_ghz: %lf", &clock);
+    sscanf(strstr(text, "# peak.machine.1: "), "# peak.machine.1: %lf", &peak);
+    cr_assert_not_null(strstr(text, "# fmas_per_cycle."));
+    sscanf(strstr(text, "# fmas_per_cycle."), "# fmas_per_cycle.%15[^:]: %lf", name, &fmas);
+    enum isa isa;
+    cr_assert_eq(isa_parse(name, &isa), 0, "ISA '%s'", name);
+    double product = clock * fmas * 2.0 * isa_lanes(isa);
+    cr_assert(fabs(product - peak) <= 0.01 * peak,
+              "clock %.2f GHz × %.2f FMAs/cycle × %d lanes × 2 = %.1f, but the peak is %.1f",
+              clock, fmas, isa_lanes(isa), product, peak);
+    cr_assert(fabs(clock - 1.23) < 1e-9, "the header's clock %.2f is not the peak's 1.23", clock);
+    remove(cache);
+    remove(csv);
+}
+
+// Other work sharing a core takes time from the peak loops, not speed. Two
+// threads forced onto one CPU (as when another program holds the other one)
+// must still measure about twice the one-thread scalar peak: each thread
+// counts the CPU time it was given, not the wall time it waited.
+Test(peak, threads_sharing_a_core_are_not_counted_as_one)
+{
+    cpu_set_t all, one;
+    cr_assert_eq(sched_getaffinity(0, sizeof all, &all), 0);
+    int cpu = 0;
+    while (!CPU_ISSET(cpu, &all))
+        cpu++;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    cr_assert_eq(sched_setaffinity(0, sizeof one, &one), 0);
+    unsetenv("PEAK_CACHE");
+    struct peak single = peak_get(ISA_SCALAR, 1);
+    struct peak pair = peak_get(ISA_SCALAR, 2);
+    sched_setaffinity(0, sizeof all, &all);
+    cr_assert(pair.gflops > 1.6 * single.gflops,
+              "2 threads on one CPU: %.1f GFLOPS, 1 thread: %.1f; a busy core halved the peak",
+              pair.gflops, single.gflops);
 }
 
 // A measurement goes into the cache file, and a value in the cache file is

@@ -2,8 +2,11 @@
 //
 // Why 8×12: AArch64 has 32 128-bit registers. An 8×12 block of C is
 // 8 rows × 3 vectors = 24 accumulators (plenty to cover FMA latency on two or
-// more pipes), plus 3 for a row of B and 2 holding the 8 elements of A used
-// in one step: 29 registers, with no spills.
+// more pipes), plus 3 for a row of B and 1 for the element of A in use: 28.
+// Each element of A is passed as a scalar to vfmaq_n_f32, so how many
+// registers A takes is the compiler's choice; gcc 12.2 gives each of the 8
+// its own register and spills accumulators. (Two vld1q_f32 of the packed A and
+// vfmaq_laneq_f32 would hold them in 2 registers: 29.)
 
 // gemm.h sits outside the guard so the file is never an empty translation unit.
 #include "gemm_parts.h"
