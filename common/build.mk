@@ -76,3 +76,6 @@ $(OBJ)/common/%.o: $(ROOT)/common/%.c $(FLAGS_STAMP)
 	$(CC) $(CFLAGS) $(isa_flags) $(extra_flags) $(OBJ_DEF) -MMD -MP -c $< -o $@
 
 -include $(wildcard $(OBJ)/common/*/*.d)
+
+# Dependency files are written by the compiler, never made by a rule.
+%.d: ;
