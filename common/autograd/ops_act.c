@@ -21,7 +21,6 @@ static struct tensor *activation(struct tape *t, struct tensor *x, const char *o
     return y;
 }
 
-// BEGIN SOLUTION task 6.2: relu_backward and sigmoid_backward: dx += dy ⊙ f'(x), written with y
 // listing: relu_backward
 // y = max(x, 0): the slope is 1 where x > 0 and 0 elsewhere (at x = 0 we
 // take 0, as PyTorch does). y > 0 exactly where x > 0.
@@ -32,7 +31,10 @@ static int relu_backward(struct tape *t, struct tape_node *node)
     float *dx = tape_grad(t, x);
     if (!dx)
         return -1;
+    // BEGIN SOLUTION task 6.2: relu_backward: dx += dy ⊙ [y > 0], written with y
     vec_current()->relu_backward(x->size, dx, y->data, y->grad);
+    // stub: (void)y;
+    // END SOLUTION
     return 0;
 }
 // end listing
@@ -46,25 +48,14 @@ static int sigmoid_backward(struct tape *t, struct tape_node *node)
     float *dx = tape_grad(t, x);
     if (!dx)
         return -1;
+    // BEGIN SOLUTION task 6.2: sigmoid_backward: dx += dy ⊙ y ⊙ (1 − y)
     for (long i = 0; i < x->size; i++)
         dx[i] += y->grad[i] * y->data[i] * (1.0f - y->data[i]);
+    // stub: (void)y;
+    // END SOLUTION
     return 0;
 }
 // end listing
-// stub: static int relu_backward(struct tape *t, struct tape_node *node)
-// stub: {
-// stub:     (void)t;
-// stub:     (void)node;
-// stub:     return 0;
-// stub: }
-// stub:
-// stub: static int sigmoid_backward(struct tape *t, struct tape_node *node)
-// stub: {
-// stub:     (void)t;
-// stub:     (void)node;
-// stub:     return 0;
-// stub: }
-// END SOLUTION
 
 static void relu(long n, float *y, const float *x)
 {
