@@ -29,6 +29,17 @@ void gemm_scale(int m, int n, float beta, float *C, int ldc)
     }
 }
 
+int gemm_no_products(int m, int n, int k, float alpha, float beta, float *C, int ldc)
+{
+    if (m <= 0 || n <= 0)
+        return 1;
+    if (k <= 0 || alpha == 0.0f) {
+        gemm_scale(m, n, beta, C, ldc);
+        return 1;
+    }
+    return 0;
+}
+
 enum { CHUNK = 64 }; // columns of C accumulated at once
 
 void gemm_plain_loops(enum gemm_trans ta, enum gemm_trans tb, int m, int n,

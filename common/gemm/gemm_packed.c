@@ -24,12 +24,8 @@ void gemm_packed(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
                  float alpha, const float *A, int lda, const float *B, int ldb,
                  float beta, float *C, int ldc)
 {
-    if (m <= 0 || n <= 0)
+    if (gemm_no_products(m, n, k, alpha, beta, C, ldc))
         return;
-    if (k <= 0 || alpha == 0.0f) {
-        gemm_scale(m, n, beta, C, ldc);
-        return;
-    }
     const struct gemm_kernel *kernel = gemm_current_kernel();
     struct gemm_blocking bl = kernel->blocking;
     int mc = min_int(bl.mc, m), nc = min_int(bl.nc, n), kc = min_int(bl.kc, k);

@@ -57,12 +57,8 @@ void gemm_parallel_threads(int threads, enum gemm_trans ta, enum gemm_trans tb,
 #endif
     if (threads < 1)
         threads = 1;
-    if (m <= 0 || n <= 0)
+    if (gemm_no_products(m, n, k, alpha, beta, C, ldc))
         return;
-    if (k <= 0 || alpha == 0.0f) {
-        gemm_scale(m, n, beta, C, ldc);
-        return;
-    }
     const struct gemm_kernel *kernel = gemm_current_kernel();
     struct gemm_blocking bl = kernel->blocking;
     int mr = bl.mr, nr = bl.nr;

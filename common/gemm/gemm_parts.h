@@ -126,6 +126,11 @@ const float *gemm_b_at(enum gemm_trans tb, const float *B, int ldb, int p, int j
 // C = beta·C for the m×n matrix C (beta == 0 writes zeros, never reads C).
 void gemm_scale(int m, int n, float beta, float *C, int ldc);
 
+// The cases with no products to add, which every path handles alike: an
+// empty C (nothing to do), or k = 0 or alpha = 0 (C = beta·C). Returns 1
+// when it has handled the call, 0 when there is work for the path.
+int gemm_no_products(int m, int n, int k, float alpha, float beta, float *C, int ldc);
+
 // The whole GEMM as plain loops over op(A) and op(B) where they lie: the
 // fallback of every path when there is no memory for packing, and of the
 // small path on ISAs without a direct micro-kernel.

@@ -41,12 +41,8 @@ void gemm_small_threads(int threads, enum gemm_trans ta, enum gemm_trans tb,
                         int lda, const float *B, int ldb, float beta, float *C,
                         int ldc)
 {
-    if (m <= 0 || n <= 0)
+    if (gemm_no_products(m, n, k, alpha, beta, C, ldc))
         return;
-    if (k <= 0 || alpha == 0.0f) {
-        gemm_scale(m, n, beta, C, ldc);
-        return;
-    }
     const struct gemm_kernel *kernel = gemm_current_kernel();
     int mr = kernel->blocking.mr, nr = kernel->blocking.nr;
     // A non-transposed B is read in place (its rows are what a packed
