@@ -1,0 +1,58 @@
+#ifndef NN_H
+#define NN_H
+
+#include <stdint.h>
+
+#include "tape.h"
+
+// The layers and models the training chapters build on the tape of
+// common/autograd: a fully connected layer as one fused op, and a model as
+// a list of parameters with a forward function.
+
+// x is b×in, w is in×out, bias has out elements: x·w + bias, b×out. One node
+// on the tape (not a matmul node and a bias node): its backward makes dx,
+// dw and dbias from dy in one pass over the layer.
+struct tensor *op_linear(struct tape *t, struct tensor *x, struct tensor *w, struct tensor *bias);
+
+enum { NN_MAX_LAYERS = 8, NN_MAX_PARAMS = 32 };
+
+struct nn_model;
+// The forward pass: x is b×in (a batch of flattened images), the result is
+// b×classes logits, or NULL with the tape's error set.
+typedef struct tensor *nn_forward_fn(struct nn_model *m, struct tape *t, struct tensor *x);
+
+// A model: what it is (a description the checkpoint records and checks,
+// e.g. "mlp 784,256,10"), its parameters in a fixed order (the optimizer's
+// and the checkpoint's order), and its forward. Stage 08's CNN is another
+// nn_model with a forward of its own.
+struct nn_model {
+    char desc[64];
+    int nparams;
+    struct tensor *params[NN_MAX_PARAMS];
+    nn_forward_fn *forward;
+    int nsizes;                    // the MLP's layer sizes, e.g. 3: 784, 256, 10
+    int sizes[NN_MAX_LAYERS + 1];
+};
+
+// An MLP with nsizes-1 Linear layers (sizes[0] inputs ... sizes[nsizes-1]
+// classes) and a ReLU between each two. Weights He-initialised (normal,
+// standard deviation √(2/in)) from seed, biases zero. Returns 0, or -1 with
+// a message in err (a size out of 1..65536, too many layers, out of memory).
+int nn_mlp_init(struct nn_model *m, int nsizes, const int *sizes, uint64_t seed, char *err,
+                size_t errlen);
+// Parses "784,256,10" into sizes (at most max). Returns the count, or -1.
+int nn_parse_sizes(const char *text, int *sizes, int max);
+void nn_model_free(struct nn_model *m);
+// The number of floats in every parameter.
+long nn_param_count(const struct nn_model *m);
+// Sets every parameter's gradient to zero.
+void nn_zero_grad(struct nn_model *m);
+// FLOPs of one forward pass of one image through the model's matmuls
+// (2·in·out per Linear layer): a training step costs about three times this.
+double nn_forward_flops(const struct nn_model *m);
+
+// A normal sample (Box-Muller over splitmix64): the same numbers on every
+// machine for a given state.
+double nn_normal(uint64_t *state);
+
+#endif
