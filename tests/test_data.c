@@ -224,6 +224,44 @@ Test(idx, raw_and_gzip_read_the_same, .init = make_tmp, .fini = remove_tmp)
     idx_free(&raw);
 }
 
+// A .gz file is inflated as it is read, 64 KiB at a time: members that
+// cross those chunk boundaries, and a member boundary that falls anywhere,
+// must read the same as the file in memory.
+Test(idx, a_file_read_in_chunks_equals_the_file_in_memory, .init = make_tmp, .fini = remove_tmp)
+{
+    // 300 images of 20×20 noise (the splitmix of the pixel index) barely
+    // compress: 120 KB of body, so both members span several chunks.
+    enum { COUNT = 300, SIDE = 20, BODY = COUNT * SIDE * SIDE };
+    static unsigned char file[16 + BODY];
+    static unsigned char body[BODY];
+    uint64_t z = 7;
+    for (int i = 0; i < BODY; i++) {
+        z += 0x9e3779b97f4a7c15ULL;
+        body[i] = (unsigned char)((z ^ (z >> 29)) * 0xbf58476d1ce4e5b9ULL >> 56);
+    }
+    const uint32_t dims[3] = {COUNT, SIDE, SIDE};
+    size_t n = make_idx(file, 3, dims, body, BODY);
+    write_gz(tmp_path("a.gz"), file, 70001);
+    write_gz(tmp_path("b.gz"), file + 70001, n - 70001);
+    size_t na, nb;
+    unsigned char *a = read_whole(tmp_path("a.gz"), &na);
+    unsigned char *b = read_whole(tmp_path("b.gz"), &nb);
+    cr_assert_gt(na, 65536, "the first member spans more than one chunk (%zu bytes)", na);
+    unsigned char *both = malloc(na + nb);
+    memcpy(both, a, na);
+    memcpy(both + na, b, nb);
+    write_file(tmp_path("both.gz"), both, na + nb);
+    struct idx x;
+    char err[600];
+    cr_assert_eq(idx_read(tmp_path("both.gz"), &x, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(x.count, COUNT);
+    cr_assert_arr_eq(x.data, body, BODY);
+    idx_free(&x);
+    free(a);
+    free(b);
+    free(both);
+}
+
 Test(idx, concatenated_gzip_members_are_one_file, .init = make_tmp, .fini = remove_tmp)
 {
     // gzip allows members back to back (`cat a.gz b.gz`): one stream.
