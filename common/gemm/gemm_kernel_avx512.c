@@ -66,9 +66,9 @@ static void kernel_14x32(int m, int n, int kc, const float *a, const float *b,
 
     // Ask for the block of C a while (64 steps, ~900 cycles) before the
     // loads at the end need it. Its 14 rows lie ldc floats apart, usually
-    // in different pages and not in cache; without this prefetch the whole
-    // multiply ran ~40% slower at n = 1024 (measured). Exactly when matters
-    // little, as long as it is well ahead of the end.
+    // in different pages and not in cache. Chapter 4's staircase measures
+    // what this buys (step3_simd_avx512 against packed_avx512). Exactly when
+    // matters little, as long as it is well ahead of the end.
     // (prefetch_c = 0 asks never: step p = -1 does not come.)
     enum { PREFETCH_AHEAD = 64, A_AHEAD = 16 };
     int prefetch_at = !prefetch_c ? -1 : kc > PREFETCH_AHEAD ? kc - PREFETCH_AHEAD : 0;
