@@ -3,9 +3,11 @@
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 
+#include "bench.h"
 #include "gemm.h"
 #include "gemm_check.h"
 #include "mat.h"
+#include "staircase.h"
 
 // op(X)[r][c] of a row-major X stored with leading dimension ld.
 static float op_at(enum gemm_trans t, const float *X, int ld, int r, int c)
@@ -163,3 +165,102 @@ Test(stage_04, even_blocks_cover_the_size_in_as_many_blocks)
                          "size %d block %d: %d", size, block, even);
         }
 }
+
+// The staircase of chapter 4 (stages/04_packing/staircase.c): each step
+// against the double-precision reference, with each ISA's blocking (the
+// library's, and small blocks so that every loop of the five has edges), at
+// every m, n, k in {1, 3, 7, 17, 65, 127} and two larger non-square shapes.
+static void check_step(bench_matmul_fn fn, const char *name)
+{
+    static const int sizes[] = {1, 3, 7, 17, 65, 127};
+    enum { NSIZES = sizeof sizes / sizeof sizes[0] };
+    for (size_t s = 0; s < sizeof isas / sizeof isas[0]; s++) {
+        if (gemm_set_isa(isas[s]) != 0)
+            continue; // this CPU cannot run it
+        struct gemm_blocking library = gemm_current_blocking(), small = library;
+        small.mc = 2 * library.mr;
+        small.kc = 5;
+        small.nc = 3 * library.nr;
+        for (int b = 0; b < 2; b++) {
+            gemm_set_isa(isas[s]);
+            if (b == 1)
+                cr_assert_eq(gemm_set_blocking(small), 0);
+            int pad = 0;
+            for (int x = 0; x < NSIZES; x++)
+                for (int y = 0; y < NSIZES; y++)
+                    for (int z = 0; z < NSIZES; z++) {
+                        int m = sizes[x], n = sizes[y], k = sizes[z];
+                        struct mat_check c = bench_check_kernel(fn, m, n, k, pad++ % 4);
+                        cr_assert(c.ratio >= 0.0 && c.ratio <= 1.0,
+                                  "%s, %s, %s blocks, %dx%dx%d: C[%d][%d] = %g, want %g "
+                                  "(%.3g × the error bound)",
+                                  name, isa_name(isas[s]), b ? "small" : "library", m, n, k,
+                                  c.i, c.j, c.got, c.want, c.ratio);
+                    }
+            static const int big[][3] = {{301, 129, 517}, {64, 700, 33}};
+            for (int i = 0; i < 2; i++) {
+                struct mat_check c = bench_check_kernel(fn, big[i][0], big[i][1], big[i][2], 1);
+                cr_assert(c.ratio >= 0.0 && c.ratio <= 1.0,
+                          "%s, %s, %dx%dx%d: C[%d][%d] = %g, want %g (%.3g × the bound)", name,
+                          isa_name(isas[s]), big[i][0], big[i][1], big[i][2], c.i, c.j, c.got,
+                          c.want, c.ratio);
+            }
+        }
+    }
+    gemm_set_best_isa();
+}
+
+Test(stage_04, staircase_step1_blocked, .timeout = 900)
+{
+    check_step(stair_blocked, "step 1 (blocked, not packed)");
+}
+
+Test(task_4_3, staircase_step2_packed_loops, .timeout = 900)
+{
+    check_step(stair_packed_loops, "step 2 (packed, plain loop)");
+}
+
+Test(task_4_3, staircase_step3_simd_no_prefetch, .timeout = 900)
+{
+    check_step(stair_simd_no_prefetch, "step 3 (SIMD kernel, no prefetch of C)");
+}
+
+Test(stage_04, a_null_microkernel_is_refused)
+{
+    gemm_set_best_isa();
+    gemm_microkernel *before = gemm_current_kernel()->run;
+    cr_assert_eq(gemm_set_microkernel(NULL), -1);
+    cr_assert(gemm_current_kernel()->run == before, "a refused kernel must change nothing");
+}
+
+#if defined(__x86_64__)
+// Without the prefetch of C the AVX-512 kernel does the same arithmetic in
+// the same order: the same bits, for kc on both sides of the prefetch point.
+Test(stage_04, avx512_kernel_without_prefetch_gives_the_same_bits)
+{
+    if (!isa_supported(ISA_AVX512))
+        cr_skip_test("this CPU (%s) cannot run avx512 code", cpu_model());
+    enum { MR = GEMM_AVX512_MR, NR = GEMM_AVX512_NR, KMAX = 200, LDC = NR + 5 };
+    static const int kcs[] = {1, 63, 64, 65, 200};
+    float *a = gemm_alloc((long)MR * KMAX), *b = gemm_alloc((long)KMAX * NR);
+    float C0[MR * LDC], C1[MR * LDC], C2[MR * LDC];
+    cr_assert(a && b, "out of memory");
+    mat_fill_random(a, 1, MR * KMAX, MR * KMAX, 41);
+    mat_fill_random(b, 1, KMAX * NR, KMAX * NR, 42);
+    mat_fill_random(C0, MR, LDC, LDC, 43);
+    for (size_t q = 0; q < sizeof kcs / sizeof kcs[0]; q++)
+        for (int m = 1; m <= MR; m += 13) // 1 and 14
+            for (int n = 1; n <= NR; n += 15) // 1, 16 and 31
+                for (int combo = 0; combo < 6; combo++) {
+                    float alpha = alphas[combo % 2], beta = betas[combo / 2];
+                    memcpy(C1, C0, sizeof C0);
+                    memcpy(C2, C0, sizeof C0);
+                    gemm_kernel_avx512(m, n, kcs[q], a, b, C1, LDC, alpha, beta);
+                    gemm_kernel_avx512_no_prefetch_c(m, n, kcs[q], a, b, C2, LDC, alpha, beta);
+                    cr_assert(memcmp(C1, C2, sizeof C1) == 0, "m=%d n=%d kc=%d: bits differ", m,
+                              n, kcs[q]);
+                }
+    gemm_free(a);
+    gemm_free(b);
+}
+#endif

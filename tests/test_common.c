@@ -518,6 +518,20 @@ Test(book, the_real_book_checks)
                  read_file("/tmp/book-out.txt"));
 }
 
+// A function on gemm()'s path that no listing shows and no chapter names
+// fails the check, and says which.
+Test(book, a_function_on_the_path_neither_shown_nor_named_fails)
+{
+    cr_assert_neq(sh("GEMM_PATH_LIST=tests/book/gemm-path-unshown.txt tools/check-book.sh "
+                     "--book book.md >/tmp/book-path.txt 2>&1"),
+                  0);
+    const char *out = read_file("/tmp/book-path.txt");
+    cr_assert_not_null(strstr(out, "caches_from_sysconf (common/harness/cpu.c) is on gemm()'s path"),
+                       "%s", out);
+    cr_assert_not_null(strstr(out, "1 functions shown in listings, 1 named and left out, 1 neither"),
+                       "%s", out);
+}
+
 // Each stage's kit builds, fails its tasks' tests on the stubs, and passes
 // with the solutions put back.
 static void round_trip(const char *stage)

@@ -67,6 +67,7 @@ $(BOOK_PLOT_STAMP): _book_force
 	  echo "plots: $$out.{svg,png} <- $$src"; changed=1; \
 	}; \
 	study stage-02-sweep tools/sweep-plot.sh || exit 1; \
+	study stage-04-staircase tools/plot.sh || exit 1; \
 	study stage-05-scaling tools/scaling-plot.sh || exit 1; \
 	study stage-05-paths tools/paths-plot.sh || exit 1; \
 	study stage-06 tools/autograd-plot.sh || exit 1; \

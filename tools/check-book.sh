@@ -9,7 +9,9 @@
 #                                          then print listing coverage: for each
 #                                          source file of common/ and stages/ (and
 #                                          any other file a listing shows), how
-#                                          many of its lines the book shows
+#                                          many of its lines the book shows; and
+#                                          check that every function on gemm()'s
+#                                          path (tools/gemm-path.txt) is shown or named
 #   tools/check-book.sh --chapters [BOOK.md]
 #                                          print that chapter list, one a line
 #
@@ -128,6 +130,43 @@ coverage() {
         }' - "$BOOK_COVERAGE"
 }
 
+# Every function on gemm()'s path (tools/gemm-path.txt: FILE FUNCTION a
+# line) is shown or named: its definition starts inside a listing the book
+# includes, or a chapter names it in code style (`name` or `name()`) and
+# says why it is left out. Reports the count, fails on any that is neither.
+# GEMM_PATH_LIST names another list (the tests use one).
+path_check() {
+    list=${GEMM_PATH_LIST:-$BOOK_ROOT/tools/gemm-path.txt}
+    [ -r "$list" ] || return 0
+    n_shown=0 n_named=0 missing=0
+    while read -r file fn; do
+        case $file in ''|'#'*) continue ;; esac
+        if [ ! -r "$BOOK_ROOT/$file" ]; then
+            echo "error: check-book: tools/gemm-path.txt: no file $file" >&2
+            missing=$((missing + 1)); continue
+        fi
+        # the definition: a line that starts at column 0 and is no prototype
+        def=$(grep -n -E "^[A-Za-z_].*[ *]$fn\(" "$BOOK_ROOT/$file" | grep -v ';[[:space:]]*$' |
+              head -n 1 | cut -d: -f1)
+        if [ -z "$def" ]; then
+            echo "error: check-book: tools/gemm-path.txt: $file defines no $fn" >&2
+            missing=$((missing + 1)); continue
+        fi
+        if grep -q -x -F "$(printf '%s\t%s' "$file" "$def")" "$BOOK_COVERAGE"; then
+            n_shown=$((n_shown + 1))
+        elif grep -q -F -e "\`$fn\`" -e "\`$fn()\`" "$@"; then
+            n_named=$((n_named + 1))
+        else
+            echo "error: check-book: $fn ($file) is on gemm()'s path, but no listing shows it" \
+                 "and no chapter names it (\`$fn\`) to say why it is left out" >&2
+            missing=$((missing + 1))
+        fi
+    done < "$list"
+    echo "gemm() path (${list#"$BOOK_ROOT"/}): $n_shown functions shown in listings," \
+         "$n_named named and left out, $missing neither"
+    [ "$missing" -eq 0 ]
+}
+
 [ $# -ge 1 ] || usage
 case $1 in
     --chapters)
@@ -154,6 +193,7 @@ case $1 in
         trap 'rm -f "$BOOK_COVERAGE"' EXIT
         check_files "$@" || exit 1
         coverage
+        path_check "$@" || exit 1
         ;;
     -h|--help) usage ;;
     -*) echo "error: check-book: unknown option $1" >&2; usage ;;

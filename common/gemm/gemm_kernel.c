@@ -81,3 +81,12 @@ int gemm_set_blocking(struct gemm_blocking b)
     return 0;
 }
 
+
+int gemm_set_microkernel(gemm_microkernel *run)
+{
+    if (run == NULL)
+        return -1;
+    gemm_current_kernel(); // select the best ISA first if none was chosen
+    current.run = run;
+    return 0;
+}

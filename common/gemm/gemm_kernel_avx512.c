@@ -51,8 +51,8 @@ static inline void store_block(int m, int n, __m512 acc[GEMM_AVX512_MR][2],
 }
 
 // listing: microkernel_avx512
-void gemm_kernel_avx512(int m, int n, int kc, const float *a, const float *b,
-                        float *C, int ldc, float alpha, float beta)
+static void kernel_14x32(int m, int n, int kc, const float *a, const float *b,
+                         float *C, int ldc, float alpha, float beta, int prefetch_c)
 {
     enum { MR = GEMM_AVX512_MR, NR = GEMM_AVX512_NR };
     // acc[i][v] holds C[i][16v … 16v+15]; the compiler keeps all 28 in zmm
@@ -66,11 +66,12 @@ void gemm_kernel_avx512(int m, int n, int kc, const float *a, const float *b,
 
     // Ask for the block of C a while (64 steps, ~900 cycles) before the
     // loads at the end need it. Its 14 rows lie ldc floats apart, usually
-    // in different pages and not in cache; without this prefetch the whole
-    // multiply ran ~40% slower at n = 1024 (measured). Exactly when matters
-    // little, as long as it is well ahead of the end.
+    // in different pages and not in cache. Chapter 4's staircase measures
+    // what this buys (step3_simd_avx512 against packed_avx512). Exactly when
+    // matters little, as long as it is well ahead of the end.
+    // (prefetch_c = 0 asks never: step p = -1 does not come.)
     enum { PREFETCH_AHEAD = 64, A_AHEAD = 16 };
-    int prefetch_at = kc > PREFETCH_AHEAD ? kc - PREFETCH_AHEAD : 0;
+    int prefetch_at = !prefetch_c ? -1 : kc > PREFETCH_AHEAD ? kc - PREFETCH_AHEAD : 0;
     // a is MR×kc (a[p*MR + i]); b is kc×NR (b[p*NR + j]), 64-byte aligned.
     for (int p = 0; p < kc; p++) {
         if (p == prefetch_at) {
@@ -100,7 +101,23 @@ void gemm_kernel_avx512(int m, int n, int kc, const float *a, const float *b,
 
     store_block(m, n, acc, C, ldc, alpha, beta);
 }
+
+void gemm_kernel_avx512(int m, int n, int kc, const float *a, const float *b,
+                        float *C, int ldc, float alpha, float beta)
+{
+    kernel_14x32(m, n, kc, a, b, C, ldc, alpha, beta, 1);
+}
 // end listing
+
+// The same kernel without the prefetch of C, so that chapter 4 can measure
+// what the prefetch buys (stages/04_packing/staircase.c, step 3). The two
+// differ in that one flag: the test of p against prefetch_at runs in both.
+void gemm_kernel_avx512_no_prefetch_c(int m, int n, int kc, const float *a,
+                                      const float *b, float *C, int ldc,
+                                      float alpha, float beta)
+{
+    kernel_14x32(m, n, kc, a, b, C, ldc, alpha, beta, 0);
+}
 
 // listing: microkernel_avx512_direct
 void gemm_kernel_avx512_direct(int m, int n, int kc, const float *a, long rs_a,

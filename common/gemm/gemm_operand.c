@@ -9,6 +9,7 @@ static int min_int(int a, int b)
     return a < b ? a : b;
 }
 
+// listing: operands
 const float *gemm_a_at(enum gemm_trans ta, const float *A, int lda, int i, int p)
 {
     // op(A)[i][p] is A[i][p], or A[p][i] when A is stored transposed.
@@ -39,6 +40,7 @@ int gemm_no_products(int m, int n, int k, float alpha, float beta, float *C, int
     }
     return 0;
 }
+// end listing
 
 enum { CHUNK = 64 }; // columns of C accumulated at once
 

@@ -26,6 +26,7 @@ static int min_int(int a, int b)
     return a < b ? a : b;
 }
 
+// listing: balance
 // Fraction of the time T threads are busy when `tiles` equal pieces of
 // work are dealt out in contiguous ranges.
 static double balance(int tiles, int T)
@@ -33,6 +34,7 @@ static double balance(int tiles, int T)
     int most = (tiles + T - 1) / T;
     return (double)tiles / ((double)T * most);
 }
+// end listing
 
 void gemm_parallel(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
                    float alpha, const float *A, int lda, const float *B, int ldb,

@@ -78,6 +78,7 @@ gemm_microkernel_direct gemm_kernel_avx512_direct;
 gemm_microkernel gemm_kernel_scalar;
 gemm_microkernel gemm_kernel_avx2;
 gemm_microkernel gemm_kernel_avx512;
+gemm_microkernel gemm_kernel_avx512_no_prefetch_c; // chapter 4's step 3
 gemm_microkernel gemm_kernel_neon;
 
 enum { GEMM_SCALAR_MR = 4, GEMM_SCALAR_NR = 8 };
@@ -94,6 +95,12 @@ struct gemm_kernel {
 
 // The kernel selected by gemm_set_isa() (AUTO on first use).
 const struct gemm_kernel *gemm_current_kernel(void);
+
+// Replaces the micro-kernel the packed path runs, keeping the blocking (and
+// so mr×nr, which run must compute), until the next gemm_set_isa(): chapter
+// 4 measures the same five loops around other kernels with it. Returns -1
+// (and changes nothing) if run is NULL.
+int gemm_set_microkernel(gemm_microkernel *run);
 
 // ---------------------------------------------------------------------------
 // Packing (gemm_pack.c). Both write zero-padded, 64-byte-aligned-friendly

@@ -16,6 +16,7 @@ static int min_int(int a, int b)
     return a < b ? a : b;
 }
 
+// listing: small_path
 // Rows i … i + mr − 1 of C, all columns, with the direct micro-kernel.
 static void direct_row_block(const struct gemm_kernel *kernel, int i, int m, int n, int k,
                              const float *A, long rs_a, long cs_a, const float *b_use,
@@ -27,13 +28,6 @@ static void direct_row_block(const struct gemm_kernel *kernel, int i, int m, int
         kernel->run_direct(min_int(mr, m - i), min_int(nr, n - j), k, A + i * rs_a, rs_a,
                            cs_a, b_use + j * b_step, b_ld, C + (long)i * ldc + j, ldc, alpha,
                            beta, stream);
-}
-
-void gemm_small(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
-                float alpha, const float *A, int lda, const float *B, int ldb,
-                float beta, float *C, int ldc)
-{
-    gemm_small_threads(1, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 void gemm_small_threads(int threads, enum gemm_trans ta, enum gemm_trans tb,
@@ -93,4 +87,13 @@ void gemm_small_threads(int threads, enum gemm_trans ta, enum gemm_trans tb,
     // fence per block costs more than the stores save).
     if (stream)
         atomic_thread_fence(memory_order_seq_cst);
+}
+// end listing
+
+// The small path on one thread (the backends and the tests call it).
+void gemm_small(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
+                float alpha, const float *A, int lda, const float *B, int ldb,
+                float beta, float *C, int ldc)
+{
+    gemm_small_threads(1, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
