@@ -18,7 +18,8 @@ struct tape_node {
     const char *op;             // "matmul", "relu", ... for messages
     tape_backward_fn *backward;
     struct tensor *out;
-    struct tensor *in[2];       // in[1] is NULL for one-input ops
+    struct tensor *in[3];       // in[1] is NULL for one-input ops; in[2] for
+                                // three-input ops only (the Linear layer's bias)
     float scalar;               // scale's factor, mean's 1/n
     const int *labels;          // cross_entropy's labels (a copy in the arena)
     float *saved;               // cross_entropy's probabilities
