@@ -28,6 +28,14 @@ static uint32_t get_u32(const unsigned char *p)
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+// The model's description in its 64-byte field, padded with NULs (a
+// description is at most 63 characters: nn_model's desc field).
+static void put_desc(unsigned char *p, const char *desc)
+{
+    memset(p, 0, DESC_LEN);
+    memcpy(p, desc, strnlen(desc, DESC_LEN - 1));
+}
+
 static void put_shape(unsigned char *p, const struct tensor *t)
 {
     put_u32(p, (uint32_t)t->ndim);
@@ -51,7 +59,7 @@ static unsigned char *encode(const struct nn_model *m, size_t *len)
         return NULL;
     memcpy(p, magic, MAGIC_LEN);
     put_u32(p + MAGIC_LEN, CHECKPOINT_VERSION);
-    strncpy((char *)p + MAGIC_LEN + 4, m->desc, DESC_LEN - 1);  // NUL-padded
+    put_desc(p + MAGIC_LEN + 4, m->desc);
     put_u32(p + MAGIC_LEN + 4 + DESC_LEN, (uint32_t)m->nparams);
     p += HEAD_LEN;
     for (int i = 0; i < m->nparams; i++, p += SHAPE_LEN)
@@ -188,8 +196,8 @@ static int check(const char *path, const unsigned char *buf, size_t len,
                  path, version, CHECKPOINT_VERSION);
         return -1;
     }
-    unsigned char want[DESC_LEN] = {0};
-    strncpy((char *)want, m->desc, DESC_LEN - 1);
+    unsigned char want[DESC_LEN];
+    put_desc(want, m->desc);
     if (memcmp(buf + MAGIC_LEN + 4, want, DESC_LEN) != 0) {
         char got[DESC_LEN];
         printable(got, buf + MAGIC_LEN + 4);
