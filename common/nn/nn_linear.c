@@ -28,7 +28,7 @@ static int linear_backward(struct tape *t, struct tape_node *node)
 {
     struct tensor *x = node->in[0], *w = node->in[1], *bias = node->in[2], *y = node->out;
     int b = x->shape[0], in = x->shape[1], out = w->shape[1];
-    // BEGIN SOLUTION task 7.1: dx += dy·wᵀ, dw += xᵀ·dy (one GEMM each, beta = 1), dbias += column sums of dy
+    // BEGIN SOLUTION task 7.1: dx += dy·wᵀ, dw += xᵀ·dy (a GEMM each), dbias += dy's column sums
     if (x->requires_grad) {
         float *dx = tape_grad(t, x);
         if (!dx || run_gemm(t, "linear backward", GEMM_NOTRANS, GEMM_TRANS, b, in, out, y->grad,
@@ -42,12 +42,12 @@ static int linear_backward(struct tape *t, struct tape_node *node)
             return -1;
     }
     if (bias->requires_grad) {
-        float *db = tape_grad(t, bias);
-        if (!db)
+        float *dbias = tape_grad(t, bias);
+        if (!dbias)
             return -1;
         for (int i = 0; i < b; i++)
             for (int j = 0; j < out; j++)
-                db[j] += y->grad[(long)i * out + j];
+                dbias[j] += y->grad[(long)i * out + j];
     }
     // stub: (void)t; (void)x; (void)w; (void)bias; (void)y; (void)b; (void)in; (void)out;
     // END SOLUTION

@@ -52,7 +52,7 @@ void sgd_update_scalar(long n, float *p, const float *g, float *v, float lr, flo
 void adam_update_scalar(long n, float *p, const float *g, float *m, float *v,
                         const struct adam_step *s)
 {
-    // BEGIN SOLUTION task 7.2: g += wd·p; update m and v; p −= lr·m̂/(√v̂ + ε), in this order, no FMA
+    // BEGIN SOLUTION task 7.2: g += wd·p; m, v; p −= lr·m̂/(√v̂ + ε), in the header's order
     for (long i = 0; i < n; i++) {
         float gi = g[i] + s->weight_decay * p[i];
         m[i] = s->beta1 * m[i] + (1.0f - s->beta1) * gi;
@@ -132,7 +132,9 @@ struct optim {
 static int valid(const struct optim_config *c)
 {
     // Written so that a NaN fails every test.
-    if (!(c->lr > 0.0f && isfinite(c->lr)) || !(c->weight_decay >= 0.0f && isfinite(c->weight_decay)))
+    if (!(c->lr > 0.0f && isfinite(c->lr)))
+        return 0;
+    if (!(c->weight_decay >= 0.0f && isfinite(c->weight_decay)))
         return 0;
     if (c->kind == OPTIM_SGD)
         return c->momentum >= 0.0f && c->momentum < 1.0f;

@@ -39,8 +39,8 @@ void adam_update_avx2(long n, float *p, const float *g, float *m, float *v,
     const __m256 eps = _mm256_set1_ps(s->eps);
     long i = 0;
     for (; i + L <= n; i += L) {
-        __m256 pi = _mm256_loadu_ps(p + i);
-        __m256 gi = _mm256_add_ps(_mm256_loadu_ps(g + i), _mm256_mul_ps(wd, pi));
+        __m256 gi = _mm256_add_ps(_mm256_loadu_ps(g + i),
+                                  _mm256_mul_ps(wd, _mm256_loadu_ps(p + i)));
         __m256 mi = _mm256_add_ps(_mm256_mul_ps(b1, _mm256_loadu_ps(m + i)),
                                   _mm256_mul_ps(c1, gi));
         __m256 vi = _mm256_add_ps(_mm256_mul_ps(b2, _mm256_loadu_ps(v + i)),
@@ -50,7 +50,7 @@ void adam_update_avx2(long n, float *p, const float *g, float *m, float *v,
         __m256 mhat = _mm256_div_ps(mi, bias1), vhat = _mm256_div_ps(vi, bias2);
         __m256 step = _mm256_div_ps(_mm256_mul_ps(lr, mhat),
                                     _mm256_add_ps(_mm256_sqrt_ps(vhat), eps));
-        _mm256_storeu_ps(p + i, _mm256_sub_ps(pi, step));
+        _mm256_storeu_ps(p + i, _mm256_sub_ps(_mm256_loadu_ps(p + i), step));
     }
     adam_update_scalar(n - i, p + i, g + i, m + i, v + i, s);
     // stub: adam_update_scalar(n, p, g, m, v, s);

@@ -39,8 +39,8 @@ void adam_update_avx512(long n, float *p, const float *g, float *m, float *v,
     const __m512 eps = _mm512_set1_ps(s->eps);
     long i = 0;
     for (; i + L <= n; i += L) {
-        __m512 pi = _mm512_loadu_ps(p + i);
-        __m512 gi = _mm512_add_ps(_mm512_loadu_ps(g + i), _mm512_mul_ps(wd, pi));
+        __m512 gi = _mm512_add_ps(_mm512_loadu_ps(g + i),
+                                  _mm512_mul_ps(wd, _mm512_loadu_ps(p + i)));
         __m512 mi = _mm512_add_ps(_mm512_mul_ps(b1, _mm512_loadu_ps(m + i)),
                                   _mm512_mul_ps(c1, gi));
         __m512 vi = _mm512_add_ps(_mm512_mul_ps(b2, _mm512_loadu_ps(v + i)),
@@ -50,7 +50,7 @@ void adam_update_avx512(long n, float *p, const float *g, float *m, float *v,
         __m512 mhat = _mm512_div_ps(mi, bias1), vhat = _mm512_div_ps(vi, bias2);
         __m512 step = _mm512_div_ps(_mm512_mul_ps(lr, mhat),
                                     _mm512_add_ps(_mm512_sqrt_ps(vhat), eps));
-        _mm512_storeu_ps(p + i, _mm512_sub_ps(pi, step));
+        _mm512_storeu_ps(p + i, _mm512_sub_ps(_mm512_loadu_ps(p + i), step));
     }
     adam_update_scalar(n - i, p + i, g + i, m + i, v + i, s);
     // stub: adam_update_scalar(n, p, g, m, v, s);

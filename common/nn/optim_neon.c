@@ -37,8 +37,7 @@ void adam_update_neon(long n, float *p, const float *g, float *m, float *v,
     const float32x4_t eps = vdupq_n_f32(s->eps);
     long i = 0;
     for (; i + L <= n; i += L) {
-        float32x4_t pi = vld1q_f32(p + i);
-        float32x4_t gi = vaddq_f32(vld1q_f32(g + i), vmulq_f32(wd, pi));
+        float32x4_t gi = vaddq_f32(vld1q_f32(g + i), vmulq_f32(wd, vld1q_f32(p + i)));
         float32x4_t mi = vaddq_f32(vmulq_f32(b1, vld1q_f32(m + i)), vmulq_f32(c1, gi));
         float32x4_t vi = vaddq_f32(vmulq_f32(b2, vld1q_f32(v + i)),
                                    vmulq_f32(c2, vmulq_f32(gi, gi)));
@@ -46,7 +45,7 @@ void adam_update_neon(long n, float *p, const float *g, float *m, float *v,
         vst1q_f32(v + i, vi);
         float32x4_t mhat = vdivq_f32(mi, bias1), vhat = vdivq_f32(vi, bias2);
         float32x4_t step = vdivq_f32(vmulq_f32(lr, mhat), vaddq_f32(vsqrtq_f32(vhat), eps));
-        vst1q_f32(p + i, vsubq_f32(pi, step));
+        vst1q_f32(p + i, vsubq_f32(vld1q_f32(p + i), step));
     }
     adam_update_scalar(n - i, p + i, g + i, m + i, v + i, s);
     // stub: adam_update_scalar(n, p, g, m, v, s);
