@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "gemm_backend.h"
 #include "golden.h"
 #include "mat.h"
 #include "nn.h"
@@ -32,6 +33,7 @@
 // the size of the gradient itself.
 
 struct linear_case {
+    const char *backend;
     int b, in, out;
     double *x, *w, *bias, *dy;  // the point, in double
 };
@@ -67,8 +69,9 @@ static void expect_fd(const char *what, struct linear_case *c, double *v, long n
     double tol = 1e-4 * big + 1e-6;
     for (long j = 0; j < n; j++)
         cr_assert(fabs(grad[j] - num[j]) <= tol,
-                  "linear %d×%d·%d×%d: %s[%ld] = %.9g, finite differences %.9g (tol %.3g)",
-                  c->b, c->in, c->in, c->out, what, j, grad[j], num[j], tol);
+                  "linear %d×%d·%d×%d (%s): %s[%ld] = %.9g, finite differences %.9g "
+                  "(tol %.3g)",
+                  c->b, c->in, c->in, c->out, c->backend, what, j, grad[j], num[j], tol);
     free(num);
 }
 
@@ -87,7 +90,10 @@ static double *widened(const float *v, long n)
     return d;
 }
 
-static void check_linear(int b, int in, int out, uint64_t seed)
+// Runs op_linear through backend (NULL: auto) at b×in·in×out and checks its
+// output and its three gradients against the double-precision ones.
+static void check_linear(const struct gemm_backend *backend, int b, int in, int out,
+                         uint64_t seed)
 {
     long nx = (long)b * in, nw = (long)in * out, ny = (long)b * out;
     float *xf = filled(nx, seed), *wf = filled(nw, seed + 1), *bf = filled(out, seed + 2),
@@ -97,7 +103,7 @@ static void check_linear(int b, int in, int out, uint64_t seed)
     memcpy(x->data, xf, sizeof(float) * (size_t)nx);
     memcpy(w->data, wf, sizeof(float) * (size_t)nw);
     memcpy(bias->data, bf, sizeof(float) * (size_t)out);
-    struct tape *t = tape_new(NULL);
+    struct tape *t = tape_new(backend);
     struct tensor *y = op_linear(t, x, w, bias);
     cr_assert_not_null(y, "%s", tape_error(t));
     cr_assert_eq(tape_node_count(t), 1, "linear must be one node, not %d", tape_node_count(t));
@@ -105,7 +111,7 @@ static void check_linear(int b, int in, int out, uint64_t seed)
     struct tensor *loss = op_sum(t, op_mul(t, y, dy));
     cr_assert_eq(tape_backward(t, loss), 0, "%s", tape_error(t));
 
-    struct linear_case c = {b, in, out, widened(xf, nx), widened(wf, nw), widened(bf, out),
+    struct linear_case c = {tape_backend(t)->name, b, in, out, widened(xf, nx), widened(wf, nw), widened(bf, out),
                             widened(dyf, ny)};
     // The forward too, against the double one.
     for (int i = 0; i < b; i++)
@@ -114,8 +120,8 @@ static void check_linear(int b, int in, int out, uint64_t seed)
             for (int p = 0; p < in; p++)
                 want += c.x[i * in + p] * c.w[p * out + j];
             cr_assert(fabs(y->data[i * out + j] - want) <= 1e-5 * (fabs(want) + 1.0),
-                      "linear forward y[%d][%d] = %.9g, want %.9g", i, j, y->data[i * out + j],
-                      want);
+                      "linear forward (%s) y[%d][%d] = %.9g, want %.9g", c.backend, i, j,
+                      y->data[i * out + j], want);
         }
     expect_fd("dx", &c, c.x, nx, x->grad);
     expect_fd("dw", &c, c.w, nw, w->grad);
@@ -139,7 +145,37 @@ Test(task_7_1, linear_finite_differences, .timeout = 300)
     const int shapes[][3] = {{1, 1, 1}, {3, 17, 7}, {65, 7, 3}, {7, 65, 17}, {17, 3, 65},
                              {1, 65, 1}, {65, 1, 17}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-        check_linear(shapes[s][0], shapes[s][1], shapes[s][2], 700 + 10 * s);
+        check_linear(NULL, shapes[s][0], shapes[s][1], shapes[s][2], 700 + 10 * s);
+}
+
+// Every GEMM backend the driver offers must honour beta = 1 (the forward adds
+// x·w onto the bias rows; the backward adds into the gradients) and both
+// transpose flags.
+Test(task_7_1, linear_on_every_backend, .timeout = 300)
+{
+    int count;
+    const struct gemm_backend *all = gemm_backend_all(&count);
+    for (int i = 0; i < count; i++)
+        check_linear(&all[i], 17, 65, 7, 800 + i);
+}
+
+// Evaluation: no node, no gradient, the same output.
+Test(nn_linear, no_grad_records_nothing)
+{
+    struct tensor *w = tensor_param(2, (int[]){3, 2}), *bias = tensor_param(1, (int[]){2});
+    mat_fill_random(w->data, 3, 2, 2, 1);
+    bias->data[1] = 1.5f;
+    struct tape *t = tape_new(NULL);
+    tape_set_recording(t, 0);
+    const float xv[3] = {1, 2, 3};
+    struct tensor *y = op_linear(t, tensor_from(t, 2, (int[]){1, 3}, xv, 3), w, bias);
+    cr_assert_not_null(y, "%s", tape_error(t));
+    cr_assert_eq(tape_node_count(t), 0);
+    cr_assert_eq(y->requires_grad, 0);
+    cr_assert_float_eq(y->data[1], w->data[1] + 2 * w->data[3] + 3 * w->data[5] + 1.5f, 1e-5f);
+    tensor_free(w);
+    tensor_free(bias);
+    tape_free(t);
 }
 
 Test(task_7_1, linear_matches_pytorch)
