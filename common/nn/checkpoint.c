@@ -2,6 +2,7 @@
 // a SHA-256, written atomically and read back only when every check passes.
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,25 @@ static unsigned char *encode(const struct nn_model *m, size_t *len)
     return buf;
 }
 
+// After the rename, the directory's entry for path must reach the disk too,
+// or a power cut could bring back the old name. Best effort: a file system
+// that cannot sync a directory still has the file.
+static void sync_directory(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[4096] = ".";
+    if (slash && (size_t)(slash - path) < sizeof dir) {
+        size_t n = slash == path ? 1 : (size_t)(slash - path);
+        memcpy(dir, path, n);
+        dir[n] = '\0';
+    }
+    int fd = open(dir, O_RDONLY);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+}
+
 // listing: checkpoint_save
 // A crash (or a full disk) in the middle of writing must not leave a
 // half-written file under path: write path.tmp, flush it to the disk, and
@@ -122,6 +142,7 @@ int checkpoint_save(const char *path, const struct nn_model *m, char *err, size_
         remove(tmp);
         goto done;
     }
+    sync_directory(path);
     rc = 0;
 done:
     free(tmp);
