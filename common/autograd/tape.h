@@ -76,6 +76,13 @@ struct tensor *tape_output(struct tape *t, int ndim, const int *shape,
 struct tape_node *tape_record(struct tape *t, const char *op, tape_backward_fn *backward,
                               struct tensor *out, struct tensor *a, struct tensor *b);
 
+// For the ops: C = op(A)·op(B) + beta·C through the tape's GEMM backend
+// (gemm()'s arguments, alpha 1). Returns 0, or -1 with the error set, naming
+// op, when the backend ran out of memory.
+int tape_gemm(struct tape *t, const char *op, enum gemm_trans ta, enum gemm_trans tb, int m,
+              int n, int k, const float *A, int lda, const float *B, int ldb, float beta,
+              float *C, int ldc);
+
 // For the backward functions: x's gradient, allocated zeroed on first use.
 float *tape_grad(struct tape *t, struct tensor *x);
 
