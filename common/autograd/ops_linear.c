@@ -2,19 +2,6 @@
 #include "ops.h"
 #include "vec.h"
 
-// Runs one GEMM through the tape's backend; -1 (error set) when it fails.
-static int run_gemm(struct tape *t, const char *op, enum gemm_trans ta, enum gemm_trans tb,
-                    int m, int n, int k, const float *A, int lda, const float *B, int ldb,
-                    float beta, float *C, int ldc)
-{
-    const struct gemm_backend *be = tape_backend(t);
-    if (be->run(ta, tb, m, n, k, 1.0f, A, lda, B, ldb, beta, C, ldc) != 0) {
-        tape_fail(t, "%s: the %s GEMM backend ran out of memory", op, be->name);
-        return -1;
-    }
-    return 0;
-}
-
 static int is_matrix(const struct tensor *x)
 {
     return x->ndim == 2;
@@ -34,14 +21,14 @@ static int matmul_backward(struct tape *t, struct tape_node *node)
     // BEGIN SOLUTION task 6.1: dA += dC·Bᵀ and dB += Aᵀ·dC, each one GEMM with a transpose flag
     if (a->requires_grad) {
         float *da = tape_grad(t, a);
-        if (!da || run_gemm(t, "matmul backward", GEMM_NOTRANS, GEMM_TRANS, m, k, n, c->grad,
-                            n, b->data, n, 1.0f, da, k) != 0)
+        if (!da || tape_gemm(t, "matmul backward", GEMM_NOTRANS, GEMM_TRANS, m, k, n, c->grad,
+                             n, b->data, n, 1.0f, da, k) != 0)
             return -1;
     }
     if (b->requires_grad) {
         float *db = tape_grad(t, b);
-        if (!db || run_gemm(t, "matmul backward", GEMM_TRANS, GEMM_NOTRANS, k, n, m, a->data,
-                            k, c->grad, n, 1.0f, db, n) != 0)
+        if (!db || tape_gemm(t, "matmul backward", GEMM_TRANS, GEMM_NOTRANS, k, n, m, a->data,
+                             k, c->grad, n, 1.0f, db, n) != 0)
             return -1;
     }
     // stub: (void)t; (void)a; (void)b; (void)c; (void)m; (void)k; (void)n;
@@ -62,8 +49,8 @@ struct tensor *op_matmul(struct tape *t, struct tensor *a, struct tensor *b)
         return tape_fail(t, "matmul: a is %s, b is %s (want m×k and k×n)", sa, sb);
     int m = a->shape[0], k = a->shape[1], n = b->shape[1];
     struct tensor *c = tape_output(t, 2, (int[]){m, n}, a, b);
-    if (!c || run_gemm(t, "matmul", GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, a->data, k, b->data,
-                       n, 0.0f, c->data, n) != 0)
+    if (!c || tape_gemm(t, "matmul", GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, a->data, k, b->data,
+                        n, 0.0f, c->data, n) != 0)
         return NULL;
     if (c->requires_grad && !tape_record(t, "matmul", matmul_backward, c, a, b))
         return NULL;

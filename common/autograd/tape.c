@@ -130,6 +130,18 @@ struct tape_node *tape_record(struct tape *t, const char *op, tape_backward_fn *
 }
 // end listing
 
+int tape_gemm(struct tape *t, const char *op, enum gemm_trans ta, enum gemm_trans tb, int m,
+              int n, int k, const float *A, int lda, const float *B, int ldb, float beta,
+              float *C, int ldc)
+{
+    const struct gemm_backend *be = t->backend;
+    if (be->run(ta, tb, m, n, k, 1.0f, A, lda, B, ldb, beta, C, ldc) != 0) {
+        tape_fail(t, "%s: the %s GEMM backend ran out of memory", op, be->name);
+        return -1;
+    }
+    return 0;
+}
+
 float *tape_grad(struct tape *t, struct tensor *x)
 {
     if (!x->grad)

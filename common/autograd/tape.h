@@ -18,7 +18,8 @@ struct tape_node {
     const char *op;             // "matmul", "relu", ... for messages
     tape_backward_fn *backward;
     struct tensor *out;
-    struct tensor *in[2];       // in[1] is NULL for one-input ops
+    struct tensor *in[3];       // in[1] is NULL for one-input ops; in[2] for
+                                // three-input ops only (the Linear layer's bias)
     float scalar;               // scale's factor, mean's 1/n
     const int *labels;          // cross_entropy's labels (a copy in the arena)
     float *saved;               // cross_entropy's probabilities
@@ -74,6 +75,13 @@ struct tensor *tape_output(struct tape *t, int ndim, const int *shape,
 // NULL when out of memory, with the error set.
 struct tape_node *tape_record(struct tape *t, const char *op, tape_backward_fn *backward,
                               struct tensor *out, struct tensor *a, struct tensor *b);
+
+// For the ops: C = op(A)·op(B) + beta·C through the tape's GEMM backend
+// (gemm()'s arguments, alpha 1). Returns 0, or -1 with the error set, naming
+// op, when the backend ran out of memory.
+int tape_gemm(struct tape *t, const char *op, enum gemm_trans ta, enum gemm_trans tb, int m,
+              int n, int k, const float *A, int lda, const float *B, int ldb, float beta,
+              float *C, int ldc);
 
 // For the backward functions: x's gradient, allocated zeroed on first use.
 float *tape_grad(struct tape *t, struct tensor *x);

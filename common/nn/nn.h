@@ -1,6 +1,7 @@
 #ifndef NN_H
 #define NN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tape.h"

@@ -14,6 +14,7 @@
 #include "autovec.h"
 #include "gemm.h"
 #include "mat.h"
+#include "optim.h"
 #include "simd.h"
 #include "vec.h"
 
@@ -133,10 +134,62 @@ static int vec_neon_same_bits(void)
     return 1;
 }
 
+// The optimizers' update loops (common/nn/optim_neon.c) must give the
+// scalar loops' bits too: Adam's divisions and square root are correctly
+// rounded on both paths, and neither may fuse a multiply into an add.
+// Returns 1 when they do.
+static int optim_neon_same_bits(void)
+{
+    enum { N = 1000 };
+    static float p[2][N], g[N], m[2][N], v[2][N];
+    const long sizes[] = {1, 3, 4, 5, 7, 17, 65, N};
+    const struct adam_step step = {.lr = 0.01f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f,
+                                   .weight_decay = 0.01f, .bias1 = 0.19f, .bias2 = 0.002f};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        long n = sizes[s];
+        for (int adam = 0; adam < 2; adam++) {
+            mat_fill_random(p[0], 1, N, N, 1 + s);
+            mat_fill_random(g, 1, N, N, 50 + s);
+            mat_fill_random(m[0], 1, N, N, 100 + s);
+            mat_fill_random(v[0], 1, N, N, 150 + s);
+            for (long i = 0; i < N; i++)
+                v[0][i] = fabsf(v[0][i]) * 0.01f;  // a second moment is never negative
+            g[n / 2] = 0.0f;
+            p[0][n / 3] = -0.0f;
+            memcpy(p[1], p[0], sizeof p[0]);
+            memcpy(m[1], m[0], sizeof m[0]);
+            memcpy(v[1], v[0], sizeof v[0]);
+            if (adam) {
+                adam_update_scalar(n, p[0], g, m[0], v[0], &step);
+                adam_update_neon(n, p[1], g, m[1], v[1], &step);
+            } else {
+                sgd_update_scalar(n, p[0], g, m[0], 0.1f, 0.9f, 0.01f);
+                sgd_update_neon(n, p[1], g, m[1], 0.1f, 0.9f, 0.01f);
+            }
+            if (memcmp(p[0], p[1], sizeof p[0]) != 0 || memcmp(m[0], m[1], sizeof m[0]) != 0 ||
+                memcmp(v[0], v[1], sizeof v[0]) != 0) {
+                printf("FAIL optim_neon: %s differs from the scalar loop at n = %ld\n",
+                       adam ? "adam" : "sgd", n);
+                return 0;
+            }
+        }
+    }
+    if (optim_set_isa(ISA_NEON) != 0 || optim_kernels_current()->adam != adam_update_neon) {
+        printf("FAIL optim_neon: the dispatch does not choose the NEON loops\n");
+        return 0;
+    }
+    printf("pass optim_neon: the same bits as the scalar loops\n");
+    return 1;
+}
+
 int main(void)
 {
     int passed = 0, failed = 0;
     if (vec_neon_same_bits())
+        passed++;
+    else
+        failed++;
+    if (optim_neon_same_bits())
         passed++;
     else
         failed++;

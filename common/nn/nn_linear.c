@@ -1,0 +1,80 @@
+// The fully connected layer: y = x·w + bias as one node on the tape, so its
+// backward makes all three gradients in one visit.
+#include "nn.h"
+#include "ops.h"
+
+// listing: linear_backward
+// y = x·w + bias with x b×in, w in×out, bias out, y b×out. Per element
+// y[i][j] = Σp x[i][p]·w[p][j] + bias[j], so
+//   dx (b×in)  += dy (b×out) · wᵀ (out×in)
+//   dw (in×out) += xᵀ (in×b) · dy (b×out)
+//   dbias (out) += Σᵢ dy[i][·], the column sums of dy
+// The transposes are GEMM flags and beta = 1 adds into gradients that may
+// already hold another use's share.
+static int linear_backward(struct tape *t, struct tape_node *node)
+{
+    struct tensor *x = node->in[0], *w = node->in[1], *bias = node->in[2], *y = node->out;
+    int b = x->shape[0], in = x->shape[1], out = w->shape[1];
+    // BEGIN SOLUTION task 7.1: dx += dy·wᵀ, dw += xᵀ·dy (a GEMM each), dbias += dy's column sums
+    if (x->requires_grad) {
+        float *dx = tape_grad(t, x);
+        if (!dx || tape_gemm(t, "linear backward", GEMM_NOTRANS, GEMM_TRANS, b, in, out, y->grad,
+                             out, w->data, out, 1.0f, dx, in) != 0)
+            return -1;
+    }
+    if (w->requires_grad) {
+        float *dw = tape_grad(t, w);
+        if (!dw || tape_gemm(t, "linear backward", GEMM_TRANS, GEMM_NOTRANS, in, out, b, x->data,
+                             in, y->grad, out, 1.0f, dw, out) != 0)
+            return -1;
+    }
+    if (bias->requires_grad) {
+        float *dbias = tape_grad(t, bias);
+        if (!dbias)
+            return -1;
+        for (int i = 0; i < b; i++)
+            for (int j = 0; j < out; j++)
+                dbias[j] += y->grad[(long)i * out + j];
+    }
+    // stub: (void)t; (void)x; (void)w; (void)bias; (void)y; (void)b; (void)in; (void)out;
+    // END SOLUTION
+    return 0;
+}
+// end listing
+
+// listing: linear
+struct tensor *op_linear(struct tape *t, struct tensor *x, struct tensor *w, struct tensor *bias)
+{
+    if (!x || !w || !bias)
+        return NULL;  // an earlier op failed: its message stands
+    char sx[64], sw[64], sb[64];
+    tensor_shape_str(x, sx, sizeof sx);
+    tensor_shape_str(w, sw, sizeof sw);
+    tensor_shape_str(bias, sb, sizeof sb);
+    if (x->ndim != 2 || w->ndim != 2 || x->shape[1] != w->shape[0] || bias->ndim != 1 ||
+        bias->shape[0] != w->shape[1])
+        return tape_fail(t, "linear: x is %s, w is %s, bias is %s (want b×in, in×out and out)",
+                         sx, sw, sb);
+    int b = x->shape[0], in = x->shape[1], out = w->shape[1];
+    struct tensor *y = tape_output(t, 2, (int[]){b, out}, x, w);
+    if (!y)
+        return NULL;
+    if (tape_recording(t) && bias->requires_grad)
+        y->requires_grad = 1;
+    // Each row starts as the bias; the GEMM with beta = 1 adds x·w onto it,
+    // so the bias costs no pass of its own over y.
+    for (int i = 0; i < b; i++)
+        for (int j = 0; j < out; j++)
+            y->data[(long)i * out + j] = bias->data[j];
+    if (tape_gemm(t, "linear", GEMM_NOTRANS, GEMM_NOTRANS, b, out, in, x->data, in, w->data, out,
+                  1.0f, y->data, out) != 0)
+        return NULL;
+    if (y->requires_grad) {
+        struct tape_node *n = tape_record(t, "linear", linear_backward, y, x, w);
+        if (!n)
+            return NULL;
+        n->in[2] = bias;
+    }
+    return y;
+}
+// end listing

@@ -1,0 +1,226 @@
+// SGD with momentum and Adam: the configuration, the state each keeps per
+// parameter, and the scalar update loops the vector ones must match bit for
+// bit (optim_avx2.c, optim_avx512.c, optim_neon.c).
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "optim.h"
+
+struct optim_config optim_defaults(enum optim_kind kind, float lr, float weight_decay)
+{
+    return (struct optim_config){.kind = kind, .lr = lr, .momentum = 0.9f, .beta1 = 0.9f,
+                                 .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = weight_decay};
+}
+
+int optim_parse(const char *name, enum optim_kind *out)
+{
+    if (name && strcmp(name, "sgd") == 0)
+        *out = OPTIM_SGD;
+    else if (name && strcmp(name, "adam") == 0)
+        *out = OPTIM_ADAM;
+    else
+        return -1;
+    return 0;
+}
+
+const char *optim_name(enum optim_kind kind)
+{
+    return kind == OPTIM_ADAM ? "adam" : "sgd";
+}
+
+// listing: sgd_scalar
+// PyTorch's SGD with momentum (dampening 0): the velocity v is a running sum
+// of past gradients, each step's weighted by momentum once more.
+void sgd_update_scalar(long n, float *p, const float *g, float *v, float lr, float momentum,
+                       float wd)
+{
+    for (long i = 0; i < n; i++) {
+        float gi = g[i] + wd * p[i];
+        v[i] = momentum * v[i] + gi;
+        p[i] = p[i] - lr * v[i];
+    }
+}
+// end listing
+
+// listing: adam_scalar
+// m and v are running means of the gradient and of its square. Both start
+// at zero, so early on they are too small by the factors 1 − β1ᵗ and
+// 1 − β2ᵗ: dividing by them undoes that. Each weight then moves by about
+// lr, whatever its gradient's scale: m/√v is a gradient measured in its own
+// standard deviations.
+void adam_update_scalar(long n, float *p, const float *g, float *m, float *v,
+                        const struct adam_step *s)
+{
+    // BEGIN SOLUTION task 7.2: g += wd·p; m, v; p −= lr·m̂/(√v̂ + ε), in the header's order
+    for (long i = 0; i < n; i++) {
+        float gi = g[i] + s->weight_decay * p[i];
+        m[i] = s->beta1 * m[i] + (1.0f - s->beta1) * gi;
+        v[i] = s->beta2 * v[i] + (1.0f - s->beta2) * (gi * gi);
+        float mhat = m[i] / s->bias1;
+        float vhat = v[i] / s->bias2;
+        p[i] = p[i] - s->lr * mhat / (sqrtf(vhat) + s->eps);
+    }
+    // stub: (void)n; (void)p; (void)g; (void)m; (void)v; (void)s;
+    // END SOLUTION
+}
+// end listing
+
+static const struct optim_kernels scalar = {ISA_SCALAR, sgd_update_scalar, adam_update_scalar};
+#if defined(__x86_64__)
+static const struct optim_kernels avx2 = {ISA_AVX2, sgd_update_avx2, adam_update_avx2};
+static const struct optim_kernels avx512 = {ISA_AVX512, sgd_update_avx512, adam_update_avx512};
+#endif
+#if defined(__aarch64__)
+static const struct optim_kernels neon = {ISA_NEON, sgd_update_neon, adam_update_neon};
+#endif
+
+static const struct optim_kernels *current;
+
+static const struct optim_kernels *for_isa(enum isa isa)
+{
+    if (!isa_supported(isa))
+        return NULL;
+    switch (isa) {
+    case ISA_SCALAR:
+        return &scalar;
+#if defined(__x86_64__)
+    case ISA_AVX2:
+        return &avx2;
+    case ISA_AVX512:
+        return &avx512;
+#endif
+#if defined(__aarch64__)
+    case ISA_NEON:
+        return &neon;
+#endif
+    default:
+        return NULL;
+    }
+}
+
+const struct optim_kernels *optim_kernels_current(void)
+{
+    if (!current)
+        current = for_isa(isa_best());
+    if (!current)
+        current = &scalar;
+    return current;
+}
+
+int optim_set_isa(enum isa isa)
+{
+    const struct optim_kernels *k = for_isa(isa);
+    if (!k)
+        return -1;
+    current = k;
+    return 0;
+}
+
+// The optimizer: its config, its parameters, and per parameter the state
+// (SGD: the velocity; Adam: the two moments), all in one zeroed block.
+struct optim {
+    struct optim_config c;
+    int nparams;
+    struct tensor **params;
+    float **state1;  // SGD's v, Adam's m: one array per parameter, its size
+    float **state2;  // Adam's v; NULL for SGD
+    float *block;
+    long steps;
+};
+
+static int valid(const struct optim_config *c)
+{
+    // Written so that a NaN fails every test.
+    if (!(c->lr > 0.0f && isfinite(c->lr)))
+        return 0;
+    if (!(c->weight_decay >= 0.0f && isfinite(c->weight_decay)))
+        return 0;
+    if (c->kind == OPTIM_SGD)
+        return c->momentum >= 0.0f && c->momentum < 1.0f;
+    if (c->kind == OPTIM_ADAM)
+        return c->beta1 >= 0.0f && c->beta1 < 1.0f && c->beta2 >= 0.0f && c->beta2 < 1.0f &&
+               c->eps > 0.0f && isfinite(c->eps);
+    return 0;
+}
+
+struct optim *optim_new(const struct optim_config *c, struct tensor *const *params, int nparams)
+{
+    if (!c || !valid(c) || nparams < 0 || (nparams > 0 && !params))
+        return NULL;
+    long total = 0;
+    for (int i = 0; i < nparams; i++) {
+        if (!params[i] || !params[i]->grad)
+            return NULL;
+        total += params[i]->size;
+    }
+    int moments = c->kind == OPTIM_ADAM ? 2 : 1;
+    struct optim *o = calloc(1, sizeof *o);
+    if (!o)
+        return NULL;
+    o->c = *c;
+    o->nparams = nparams;
+    o->params = calloc((size_t)nparams + 1, sizeof *o->params);
+    o->state1 = calloc((size_t)nparams + 1, sizeof *o->state1);
+    o->state2 = calloc((size_t)nparams + 1, sizeof *o->state2);
+    o->block = calloc((size_t)(total * moments) + 1, sizeof(float));
+    if (!o->params || !o->state1 || !o->state2 || !o->block) {
+        optim_free(o);
+        return NULL;
+    }
+    float *next = o->block;
+    for (int i = 0; i < nparams; i++) {
+        o->params[i] = params[i];
+        o->state1[i] = next;
+        next += params[i]->size;
+        if (moments == 2) {
+            o->state2[i] = next;
+            next += params[i]->size;
+        }
+    }
+    return o;
+}
+
+void optim_free(struct optim *o)
+{
+    if (!o)
+        return;
+    free(o->params);
+    free(o->state1);
+    free(o->state2);
+    free(o->block);
+    free(o);
+}
+
+// listing: optim_step
+void optim_step(struct optim *o)
+{
+    const struct optim_kernels *k = optim_kernels_current();
+    const struct optim_config *c = &o->c;
+    o->steps++;
+    if (c->kind == OPTIM_SGD) {
+        for (int i = 0; i < o->nparams; i++) {
+            struct tensor *p = o->params[i];
+            k->sgd(p->size, p->data, p->grad, o->state1[i], c->lr, c->momentum,
+                   c->weight_decay);
+        }
+        return;
+    }
+    // The bias corrections in double (β2ᵗ for t in the thousands loses
+    // nothing that way), once per step, then as floats for the loops.
+    double t = (double)o->steps;
+    struct adam_step s = {.lr = c->lr, .beta1 = c->beta1, .beta2 = c->beta2, .eps = c->eps,
+                          .weight_decay = c->weight_decay,
+                          .bias1 = (float)(1.0 - pow(c->beta1, t)),
+                          .bias2 = (float)(1.0 - pow(c->beta2, t))};
+    for (int i = 0; i < o->nparams; i++) {
+        struct tensor *p = o->params[i];
+        k->adam(p->size, p->data, p->grad, o->state1[i], o->state2[i], &s);
+    }
+}
+// end listing
+
+long optim_steps_taken(const struct optim *o)
+{
+    return o->steps;
+}

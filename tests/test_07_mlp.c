@@ -1,0 +1,795 @@
+// Stage 07: the layers, optimizers and checkpoints of common/nn/. The Linear
+// layer's gradients by finite differences and against PyTorch; Adam and SGD
+// against PyTorch (tests/golden/, written by tools/torch_golden_07.py) and
+// every vector update loop against the scalar one, bit for bit; the MLP's
+// initialisation and sizes; checkpoints that round-trip and refuse every
+// damaged or mismatched file.
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checkpoint.h"
+#include "gemm_backend.h"
+#include "golden.h"
+#include "mat.h"
+#include "nn.h"
+#include "ops.h"
+#include "optim.h"
+#include "tape.h"
+
+// ---------------------------------------------------------------------------
+// op_linear by finite differences.
+//
+// The loss is L = Σ dy ⊙ y for a fixed random dy, so the gradients are the
+// backward of dy. The numeric gradient is the central difference of a
+// double-precision forward, h = 1e-6·max(1, |x|); the tolerance is stage
+// 06's: 1e-4 of the largest numeric gradient of the tensor (float sums of up
+// to 65 terms are off by about 4e-6 of it), while a wrong formula is off by
+// the size of the gradient itself.
+
+struct linear_case {
+    const char *backend;
+    int b, in, out;
+    double *x, *w, *bias, *dy;  // the point, in double
+};
+
+static double linear_loss(const struct linear_case *c)
+{
+    double L = 0.0;
+    for (int i = 0; i < c->b; i++)
+        for (int j = 0; j < c->out; j++) {
+            double y = c->bias[j];
+            for (int p = 0; p < c->in; p++)
+                y += c->x[i * c->in + p] * c->w[p * c->out + j];
+            L += c->dy[i * c->out + j] * y;
+        }
+    return L;
+}
+
+// Checks grad (n floats) against finite differences of linear_loss in v.
+static void expect_fd(const char *what, struct linear_case *c, double *v, long n,
+                      const float *grad)
+{
+    double *num = malloc(sizeof(double) * (size_t)n), big = 0.0;
+    for (long j = 0; j < n; j++) {
+        double keep = v[j], h = 1e-6 * fmax(1.0, fabs(keep));
+        v[j] = keep + h;
+        double up = linear_loss(c);
+        v[j] = keep - h;
+        double down = linear_loss(c);
+        v[j] = keep;
+        num[j] = (up - down) / (2.0 * h);
+        big = fmax(big, fabs(num[j]));
+    }
+    double tol = 1e-4 * big + 1e-6;
+    for (long j = 0; j < n; j++)
+        cr_assert(fabs(grad[j] - num[j]) <= tol,
+                  "linear %d×%d·%d×%d (%s): %s[%ld] = %.9g, finite differences %.9g "
+                  "(tol %.3g)",
+                  c->b, c->in, c->in, c->out, c->backend, what, j, grad[j], num[j], tol);
+    free(num);
+}
+
+static float *filled(long n, uint64_t seed)
+{
+    float *v = malloc(sizeof(float) * (size_t)n);
+    mat_fill_random(v, 1, (int)n, (int)n, seed);
+    return v;
+}
+
+static double *widened(const float *v, long n)
+{
+    double *d = malloc(sizeof(double) * (size_t)n);
+    for (long i = 0; i < n; i++)
+        d[i] = v[i];
+    return d;
+}
+
+// Runs op_linear through backend (NULL: auto) at b×in·in×out and checks its
+// output and its three gradients against the double-precision ones.
+static void check_linear(const struct gemm_backend *backend, int b, int in, int out,
+                         uint64_t seed)
+{
+    long nx = (long)b * in, nw = (long)in * out, ny = (long)b * out;
+    float *xf = filled(nx, seed), *wf = filled(nw, seed + 1), *bf = filled(out, seed + 2),
+          *dyf = filled(ny, seed + 3);
+    struct tensor *x = tensor_param(2, (int[]){b, in}), *w = tensor_param(2, (int[]){in, out}),
+                  *bias = tensor_param(1, (int[]){out});
+    memcpy(x->data, xf, sizeof(float) * (size_t)nx);
+    memcpy(w->data, wf, sizeof(float) * (size_t)nw);
+    memcpy(bias->data, bf, sizeof(float) * (size_t)out);
+    struct tape *t = tape_new(backend);
+    struct tensor *y = op_linear(t, x, w, bias);
+    cr_assert_not_null(y, "%s", tape_error(t));
+    cr_assert_eq(tape_node_count(t), 1, "linear must be one node, not %d", tape_node_count(t));
+    struct tensor *dy = tensor_from(t, 2, (int[]){b, out}, dyf, ny);
+    struct tensor *loss = op_sum(t, op_mul(t, y, dy));
+    cr_assert_eq(tape_backward(t, loss), 0, "%s", tape_error(t));
+
+    struct linear_case c = {tape_backend(t)->name, b, in, out, widened(xf, nx), widened(wf, nw), widened(bf, out),
+                            widened(dyf, ny)};
+    // The forward too, against the double one.
+    for (int i = 0; i < b; i++)
+        for (int j = 0; j < out; j++) {
+            double want = c.bias[j];
+            for (int p = 0; p < in; p++)
+                want += c.x[i * in + p] * c.w[p * out + j];
+            cr_assert(fabs(y->data[i * out + j] - want) <= 1e-5 * (fabs(want) + 1.0),
+                      "linear forward (%s) y[%d][%d] = %.9g, want %.9g", c.backend, i, j,
+                      y->data[i * out + j], want);
+        }
+    expect_fd("dx", &c, c.x, nx, x->grad);
+    expect_fd("dw", &c, c.w, nw, w->grad);
+    expect_fd("dbias", &c, c.bias, out, bias->grad);
+    free(c.x);
+    free(c.w);
+    free(c.bias);
+    free(c.dy);
+    free(xf);
+    free(wf);
+    free(bf);
+    free(dyf);
+    tensor_free(x);
+    tensor_free(w);
+    tensor_free(bias);
+    tape_free(t);
+}
+
+Test(task_7_1, linear_finite_differences, .timeout = 300)
+{
+    const int shapes[][3] = {{1, 1, 1}, {3, 17, 7}, {65, 7, 3}, {7, 65, 17}, {17, 3, 65},
+                             {1, 65, 1}, {65, 1, 17}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        check_linear(NULL, shapes[s][0], shapes[s][1], shapes[s][2], 700 + 10 * s);
+}
+
+// Every GEMM backend the driver offers must honour beta = 1 (the forward adds
+// x·w onto the bias rows; the backward adds into the gradients) and both
+// transpose flags.
+Test(task_7_1, linear_on_every_backend, .timeout = 300)
+{
+    int count;
+    const struct gemm_backend *all = gemm_backend_all(&count);
+    for (int i = 0; i < count; i++)
+        check_linear(&all[i], 17, 65, 7, 800 + i);
+}
+
+// Evaluation: no node, no gradient, the same output.
+Test(nn_linear, no_grad_records_nothing)
+{
+    struct tensor *w = tensor_param(2, (int[]){3, 2}), *bias = tensor_param(1, (int[]){2});
+    mat_fill_random(w->data, 3, 2, 2, 1);
+    bias->data[1] = 1.5f;
+    struct tape *t = tape_new(NULL);
+    tape_set_recording(t, 0);
+    const float xv[3] = {1, 2, 3};
+    struct tensor *y = op_linear(t, tensor_from(t, 2, (int[]){1, 3}, xv, 3), w, bias);
+    cr_assert_not_null(y, "%s", tape_error(t));
+    cr_assert_eq(tape_node_count(t), 0);
+    cr_assert_eq(y->requires_grad, 0);
+    cr_assert_float_eq(y->data[1], w->data[1] + 2 * w->data[3] + 3 * w->data[5] + 1.5f, 1e-5f);
+    tensor_free(w);
+    tensor_free(bias);
+    tape_free(t);
+}
+
+Test(task_7_1, linear_matches_pytorch)
+{
+    struct golden_set s;
+    load_golden("nn_linear.txt", &s);
+    struct tensor *x = golden_param(&s, "x"), *w = golden_param(&s, "w"),
+                  *bias = golden_param(&s, "bias");
+    const struct golden *gdy = find(&s, "dy");
+    struct tape *t = tape_new(NULL);
+    struct tensor *y = op_linear(t, x, w, bias);
+    cr_assert_not_null(y, "%s", tape_error(t));
+    struct tensor *dy = tensor_from(t, gdy->ndim, gdy->shape, gdy->v, gdy->size);
+    cr_assert_eq(tape_backward(t, op_sum(t, op_mul(t, y, dy))), 0, "%s", tape_error(t));
+    expect_close("y", y->data, find(&s, "y"));
+    expect_close("grad_x", x->grad, find(&s, "grad_x"));
+    expect_close("grad_w", w->grad, find(&s, "grad_w"));
+    expect_close("grad_bias", bias->grad, find(&s, "grad_bias"));
+    tensor_free(x);
+    tensor_free(w);
+    tensor_free(bias);
+    tape_free(t);
+}
+
+// A layer used twice gets both shares: the backward adds (beta = 1), it does
+// not overwrite. y = linear(x) + linear(x) has exactly twice the gradients.
+Test(task_7_1, linear_gradients_accumulate)
+{
+    int b = 3, in = 17, out = 7;
+    struct tensor *x = tensor_param(2, (int[]){b, in}), *w = tensor_param(2, (int[]){in, out}),
+                  *bias = tensor_param(1, (int[]){out});
+    mat_fill_random(x->data, b, in, in, 1);
+    mat_fill_random(w->data, in, out, out, 2);
+    mat_fill_random(bias->data, 1, out, out, 3);
+    float once[3][17 * 7];
+    for (int pass = 0; pass < 2; pass++) {
+        tensor_zero_grad(x);
+        tensor_zero_grad(w);
+        tensor_zero_grad(bias);
+        struct tape *t = tape_new(NULL);
+        struct tensor *y = op_linear(t, x, w, bias);
+        if (pass)
+            y = op_add(t, y, op_linear(t, x, w, bias));
+        cr_assert_eq(tape_backward(t, op_sum(t, op_relu(t, y))), 0, "%s", tape_error(t));
+        struct tensor *p[3] = {x, w, bias};
+        for (int i = 0; i < 3; i++)
+            for (long j = 0; j < p[i]->size; j++) {
+                if (!pass)
+                    once[i][j] = p[i]->grad[j];
+                else
+                    cr_assert(fabsf(p[i]->grad[j] - 2.0f * once[i][j]) <=
+                                  1e-5f * fabsf(once[i][j]) + 1e-6f,
+                              "input %d element %ld: %g after two uses, %g after one", i, j,
+                              p[i]->grad[j], once[i][j]);
+            }
+        tape_free(t);
+    }
+    tensor_free(x);
+    tensor_free(w);
+    tensor_free(bias);
+}
+
+// A batch of images needs no gradient: only w and bias get one.
+Test(task_7_1, linear_input_without_gradient)
+{
+    struct tape *t = tape_new(NULL);
+    const float xv[6] = {1, 2, 3, 4, 5, 6};
+    struct tensor *x = tensor_from(t, 2, (int[]){2, 3}, xv, 6);
+    struct tensor *w = tensor_param(2, (int[]){3, 1}), *bias = tensor_param(1, (int[]){1});
+    w->data[0] = 1.0f;
+    w->data[1] = -1.0f;
+    w->data[2] = 0.5f;
+    bias->data[0] = 0.25f;
+    struct tensor *y = op_linear(t, x, w, bias);
+    cr_assert_not_null(y);
+    cr_assert_float_eq(y->data[0], 1 - 2 + 1.5f + 0.25f, 1e-6f);
+    cr_assert_float_eq(y->data[1], 4 - 5 + 3.0f + 0.25f, 1e-6f);
+    cr_assert_eq(tape_backward(t, op_sum(t, y)), 0, "%s", tape_error(t));
+    cr_assert_null(x->grad, "the batch got a gradient it does not need");
+    // dw = xᵀ·1: the column sums of x; dbias = the number of rows.
+    cr_assert_float_eq(w->grad[0], 5.0f, 1e-6f);
+    cr_assert_float_eq(w->grad[1], 7.0f, 1e-6f);
+    cr_assert_float_eq(w->grad[2], 9.0f, 1e-6f);
+    cr_assert_float_eq(bias->grad[0], 2.0f, 1e-6f);
+    tensor_free(w);
+    tensor_free(bias);
+    tape_free(t);
+}
+
+Test(nn_linear, shape_mismatch_names_op_and_shapes)
+{
+    struct tape *t = tape_new(NULL);
+    struct tensor *x = tensor_new(t, 2, (int[]){7, 17});
+    struct tensor *w = tensor_param(2, (int[]){16, 5}), *bias = tensor_param(1, (int[]){5});
+    struct tensor *w2 = tensor_param(2, (int[]){17, 5}), *bias2 = tensor_param(1, (int[]){4});
+    cr_assert_null(op_linear(t, x, w, bias));
+    cr_assert(strstr(tape_error(t), "linear") && strstr(tape_error(t), "7×17") &&
+                  strstr(tape_error(t), "16×5"),
+              "message: %s", tape_error(t));
+    tape_clear(t);
+    x = tensor_new(t, 2, (int[]){7, 17});
+    cr_assert_null(op_linear(t, x, w2, bias2));
+    cr_assert(strstr(tape_error(t), "bias is 4"), "message: %s", tape_error(t));
+    // A NULL input (an earlier op failed) gives NULL and keeps the first message.
+    char first[256];
+    snprintf(first, sizeof first, "%s", tape_error(t));
+    cr_assert_null(op_linear(t, NULL, w2, bias));
+    cr_assert_null(op_linear(t, x, NULL, bias));
+    cr_assert_null(op_linear(t, x, w2, NULL));
+    cr_assert_str_eq(tape_error(t), first);
+    tensor_free(w);
+    tensor_free(bias);
+    tensor_free(w2);
+    tensor_free(bias2);
+    tape_free(t);
+}
+
+// ---------------------------------------------------------------------------
+// The optimizers against PyTorch, and the vector loops against the scalar.
+
+// The settings tools/torch_golden_07.py used (its ADAM and SGD).
+static struct optim_config golden_config(enum optim_kind kind)
+{
+    struct optim_config c = optim_defaults(kind, kind == OPTIM_ADAM ? 0.01f : 0.1f, 0.01f);
+    return c;
+}
+
+static void check_optim_golden(enum optim_kind kind)
+{
+    struct golden_set s;
+    load_golden("nn_optim.txt", &s);
+    struct tensor *p = golden_param(&s, "p0");
+    struct optim_config c = golden_config(kind);
+    struct optim *o = optim_new(&c, &p, 1);
+    cr_assert_not_null(o);
+    for (int step = 1; step <= 3; step++) {
+        char name[32];
+        snprintf(name, sizeof name, "g%d", step);
+        memcpy(p->grad, find(&s, name)->v, sizeof(float) * (size_t)p->size);
+        optim_step(o);
+        snprintf(name, sizeof name, "%s_p%d", optim_name(kind), step);
+        expect_close(name, p->data, find(&s, name));
+    }
+    cr_assert_eq(optim_steps_taken(o), 3);
+    optim_free(o);
+    tensor_free(p);
+}
+
+Test(task_7_2, adam_matches_pytorch) { check_optim_golden(OPTIM_ADAM); }
+Test(nn_optim, sgd_momentum_matches_pytorch) { check_optim_golden(OPTIM_SGD); }
+
+// Three Adam steps of a 5-7-3 MLP on one batch: the layers, the loss and the
+// optimizer together, against PyTorch.
+Test(task_7_2, mlp_adam_training_matches_pytorch)
+{
+    struct golden_set s;
+    load_golden("nn_train.txt", &s);
+    struct nn_model m;
+    char err[256];
+    cr_assert_eq(nn_mlp_init(&m, 3, (int[]){5, 7, 3}, 1, err, sizeof err), 0, "%s", err);
+    const char *names[] = {"w1", "b1", "w2", "b2"};
+    for (int i = 0; i < 4; i++) {
+        const struct golden *g = find(&s, names[i]);
+        cr_assert_eq(m.params[i]->size, g->size, "%s", names[i]);
+        memcpy(m.params[i]->data, g->v, sizeof(float) * (size_t)g->size);
+    }
+    const struct golden *gx = find(&s, "x"), *gl = find(&s, "labels");
+    int labels[4];
+    for (int i = 0; i < 4; i++)
+        labels[i] = (int)gl->v[i];
+    struct optim_config c = golden_config(OPTIM_ADAM);
+    struct optim *o = optim_new(&c, m.params, m.nparams);
+    struct tape *t = tape_new(NULL);
+    float losses[3];
+    for (int step = 0; step < 3; step++) {
+        tape_clear(t);
+        struct tensor *x = tensor_from(t, 2, gx->shape, gx->v, gx->size);
+        struct tensor *loss = op_cross_entropy(t, m.forward(&m, t, x), labels, 4);
+        nn_zero_grad(&m);
+        cr_assert_eq(tape_backward(t, loss), 0, "%s", tape_error(t));
+        losses[step] = loss->data[0];
+        optim_step(o);
+    }
+    expect_close("losses", losses, find(&s, "losses"));
+    for (int i = 0; i < 4; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "final_%s", names[i]);
+        expect_close(name, m.params[i]->data, find(&s, name));
+    }
+    tape_free(t);
+    optim_free(o);
+    nn_model_free(&m);
+}
+
+enum { MAX_N = 1000 };
+
+// Random parameters, gradients and state, with a zero, a −0 and a large
+// gradient among them; v (Adam's second moment) is never negative.
+static void fill_state(long n, float *p, float *g, float *m, float *v, uint64_t seed)
+{
+    mat_fill_random(p, 1, (int)n, (int)n, seed);
+    mat_fill_random(g, 1, (int)n, (int)n, seed + 1);
+    mat_fill_random(m, 1, (int)n, (int)n, seed + 2);
+    mat_fill_random(v, 1, (int)n, (int)n, seed + 3);
+    for (long i = 0; i < n; i++)
+        v[i] = fabsf(v[i]) * 0.01f;
+    g[n / 2] = 0.0f;
+    p[n / 3] = -0.0f;
+    g[n - 1] = 1e4f;
+}
+
+static void same_bits(const char *what, const float *want, const float *got, long n)
+{
+    for (long i = 0; i < n; i++)
+        cr_assert(memcmp(&want[i], &got[i], sizeof(float)) == 0,
+                  "%s[%ld] = %.9g, the scalar loop gives %.9g (n = %ld)", what, i, got[i],
+                  want[i], n);
+}
+
+// Every update loop of isa gives the scalar loop's bits, at lengths around
+// and far beyond the vector width.
+static void optim_same_bits(enum isa isa, int adam)
+{
+    if (!isa_supported(isa))
+        cr_skip_test("this CPU (%s) cannot run %s code", cpu_model(), isa_name(isa));
+    cr_assert_eq(optim_set_isa(isa), 0);
+    const struct optim_kernels *k = optim_kernels_current();
+    cr_assert_eq(k->isa, isa);
+    static float p[2][MAX_N], g[MAX_N], m[2][MAX_N], v[2][MAX_N];
+    const long sizes[] = {1, 7, 17, 65, MAX_N};
+    const struct adam_step steps[] = {
+        {.lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.0f,
+         .bias1 = 0.1f, .bias2 = 0.001f},
+        {.lr = 0.01f, .beta1 = 0.8f, .beta2 = 0.99f, .eps = 1e-6f, .weight_decay = 0.01f,
+         .bias1 = 0.9999f, .bias2 = 0.63f}};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (int c = 0; c < 2; c++) {
+            long n = sizes[s];
+            fill_state(n, p[0], g, m[0], v[0], 100 * s + (uint64_t)c);
+            memcpy(p[1], p[0], sizeof p[0]);
+            memcpy(m[1], m[0], sizeof m[0]);
+            memcpy(v[1], v[0], sizeof v[0]);
+            if (adam) {
+                adam_update_scalar(n, p[0], g, m[0], v[0], &steps[c]);
+                k->adam(n, p[1], g, m[1], v[1], &steps[c]);
+                same_bits("adam m", m[0], m[1], n);
+                same_bits("adam v", v[0], v[1], n);
+            } else {
+                sgd_update_scalar(n, p[0], g, m[0], 0.1f, c ? 0.0f : 0.9f, c ? 0.01f : 0.0f);
+                k->sgd(n, p[1], g, m[1], 0.1f, c ? 0.0f : 0.9f, c ? 0.01f : 0.0f);
+                same_bits("sgd v", m[0], m[1], n);
+            }
+            same_bits(adam ? "adam p" : "sgd p", p[0], p[1], n);
+        }
+    optim_set_isa(isa_best());
+}
+
+Test(task_7_2, adam_avx2_same_bits_as_scalar) { optim_same_bits(ISA_AVX2, 1); }
+Test(task_7_2, adam_avx512_same_bits_as_scalar) { optim_same_bits(ISA_AVX512, 1); }
+Test(task_7_2, adam_neon_same_bits_as_scalar) { optim_same_bits(ISA_NEON, 1); }
+Test(nn_optim, sgd_avx2_same_bits_as_scalar) { optim_same_bits(ISA_AVX2, 0); }
+Test(nn_optim, sgd_avx512_same_bits_as_scalar) { optim_same_bits(ISA_AVX512, 0); }
+Test(nn_optim, sgd_neon_same_bits_as_scalar) { optim_same_bits(ISA_NEON, 0); }
+
+// Adam's first step moves every weight by about lr, whatever its gradient's
+// scale: m̂/√v̂ = g/|g| at t = 1. A check of the formula that needs no golden file.
+Test(task_7_2, adam_first_step_is_lr_sized)
+{
+    const float grads[] = {1e-4f, -3.0f, 250.0f, -0.02f};
+    struct tensor *p = tensor_param(1, (int[]){4});
+    struct optim_config c = optim_defaults(OPTIM_ADAM, 0.001f, 0.0f);
+    struct optim *o = optim_new(&c, &p, 1);
+    memcpy(p->grad, grads, sizeof grads);
+    optim_step(o);
+    for (int i = 0; i < 4; i++)
+        cr_assert(fabsf(p->data[i] + copysignf(0.001f, grads[i])) < 1e-6f,
+                  "p[%d] = %g after one step of gradient %g", i, p->data[i], grads[i]);
+    optim_free(o);
+    tensor_free(p);
+}
+
+Test(nn_optim, config_names_and_rejections)
+{
+    enum optim_kind k;
+    cr_assert_eq(optim_parse("adam", &k), 0);
+    cr_assert_eq(k, OPTIM_ADAM);
+    cr_assert_eq(optim_parse("sgd", &k), 0);
+    cr_assert_eq(k, OPTIM_SGD);
+    cr_assert_eq(optim_parse("Adam", &k), -1);
+    cr_assert_eq(optim_parse("", &k), -1);
+    cr_assert_str_eq(optim_name(OPTIM_ADAM), "adam");
+    cr_assert_str_eq(optim_name(OPTIM_SGD), "sgd");
+    struct optim_config d = optim_defaults(OPTIM_ADAM, 1e-3f, 0.0f);
+    cr_assert(d.beta1 == 0.9f && d.beta2 == 0.999f && d.eps == 1e-8f && d.momentum == 0.9f);
+
+    struct tensor *p = tensor_param(1, (int[]){3});
+    struct optim_config bad[6];
+    for (int i = 0; i < 6; i++)
+        bad[i] = optim_defaults(i < 3 ? OPTIM_ADAM : OPTIM_SGD, 0.01f, 0.0f);
+    bad[0].lr = 0.0f;
+    bad[1].beta2 = 1.0f;
+    bad[2].eps = NAN;
+    bad[3].momentum = 1.0f;
+    bad[4].lr = NAN;
+    bad[5].weight_decay = -1.0f;
+    for (int i = 0; i < 6; i++)
+        cr_assert_null(optim_new(&bad[i], &p, 1), "config %d should be refused", i);
+    cr_assert_eq(optim_set_isa(ISA_COUNT), -1);
+#if defined(__x86_64__)
+    cr_assert_eq(optim_set_isa(ISA_NEON), -1);
+#endif
+    tensor_free(p);
+}
+
+// ---------------------------------------------------------------------------
+// The MLP.
+
+Test(nn_mlp, init_shapes_desc_and_counts)
+{
+    struct nn_model m;
+    char err[256];
+    cr_assert_eq(nn_mlp_init(&m, 3, (int[]){784, 256, 10}, 42, err, sizeof err), 0, "%s", err);
+    cr_assert_str_eq(m.desc, "mlp 784,256,10");
+    cr_assert_eq(m.nparams, 4);
+    const int shapes[4][2] = {{784, 256}, {256, 0}, {256, 10}, {10, 0}};
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(m.params[i]->ndim, shapes[i][1] ? 2 : 1, "param %d", i);
+        cr_assert_eq(m.params[i]->shape[0], shapes[i][0], "param %d", i);
+        if (shapes[i][1])
+            cr_assert_eq(m.params[i]->shape[1], shapes[i][1], "param %d", i);
+        cr_assert(m.params[i]->requires_grad);
+    }
+    cr_assert_eq(nn_param_count(&m), 784L * 256 + 256 + 256 * 10 + 10);
+    cr_assert_float_eq(nn_forward_flops(&m), 2.0 * (784 * 256 + 256 * 10), 0.5);
+    // He: mean 0, standard deviation √(2/in); over 200,704 samples the
+    // sample sd is within 1 % of it and the mean within 5 standard errors.
+    for (int l = 0; l < 2; l++) {
+        struct tensor *w = m.params[2 * l], *b = m.params[2 * l + 1];
+        double sum = 0.0, sq = 0.0, sd = sqrt(2.0 / w->shape[0]);
+        for (long i = 0; i < w->size; i++) {
+            sum += w->data[i];
+            sq += (double)w->data[i] * w->data[i];
+        }
+        double mean = sum / w->size, got = sqrt(sq / w->size - mean * mean);
+        cr_assert(fabs(mean) < 5.0 * sd / sqrt((double)w->size), "layer %d mean %g", l, mean);
+        cr_assert(fabs(got / sd - 1.0) < (l == 0 ? 0.01 : 0.05), "layer %d: sd %g, want %g", l,
+                  got, sd);
+        for (long i = 0; i < b->size; i++)
+            cr_assert(b->data[i] == 0.0f, "layer %d bias %ld = %g", l, i, b->data[i]);
+    }
+    nn_model_free(&m);
+    cr_assert_eq(m.nparams, 0);
+}
+
+Test(nn_mlp, same_seed_same_bits)
+{
+    struct nn_model a, b, c;
+    char err[256];
+    const int sizes[] = {17, 7, 3};
+    cr_assert_eq(nn_mlp_init(&a, 3, sizes, 5, err, sizeof err), 0);
+    cr_assert_eq(nn_mlp_init(&b, 3, sizes, 5, err, sizeof err), 0);
+    cr_assert_eq(nn_mlp_init(&c, 3, sizes, 6, err, sizeof err), 0);
+    for (int i = 0; i < a.nparams; i++)
+        cr_assert(memcmp(a.params[i]->data, b.params[i]->data,
+                         sizeof(float) * (size_t)a.params[i]->size) == 0);
+    cr_assert(memcmp(a.params[0]->data, c.params[0]->data, sizeof(float) * 17 * 7) != 0,
+              "another seed gave the same weights");
+    // nn_normal: the same stream from the same state, mean 0 and sd 1.
+    uint64_t s1 = 9, s2 = 9;
+    double sum = 0.0, sq = 0.0;
+    for (int i = 0; i < 100000; i++) {
+        double z = nn_normal(&s1);
+        cr_assert(z == nn_normal(&s2) && isfinite(z));
+        sum += z;
+        sq += z * z;
+    }
+    cr_assert(fabs(sum / 100000) < 0.02 && fabs(sq / 100000 - 1.0) < 0.02);
+    nn_model_free(&a);
+    nn_model_free(&b);
+    nn_model_free(&c);
+}
+
+Test(nn_mlp, forward_zero_grad_and_bad_sizes)
+{
+    struct nn_model m;
+    char err[256];
+    cr_assert_eq(nn_mlp_init(&m, 4, (int[]){5, 7, 6, 3}, 1, err, sizeof err), 0);
+    struct tape *t = tape_new(NULL);
+    struct tensor *x = tensor_new(t, 2, (int[]){4, 5});
+    mat_fill_random(x->data, 4, 5, 5, 3);
+    struct tensor *y = m.forward(&m, t, x);
+    cr_assert_not_null(y, "%s", tape_error(t));
+    cr_assert(y->ndim == 2 && y->shape[0] == 4 && y->shape[1] == 3);
+    cr_assert_eq(tape_node_count(t), 5, "linear relu linear relu linear: %d nodes",
+                 tape_node_count(t));
+    int labels[4] = {0, 1, 2, 1};
+    cr_assert_eq(tape_backward(t, op_cross_entropy(t, y, labels, 4)), 0);
+    nn_zero_grad(&m);
+    for (int i = 0; i < m.nparams; i++)
+        for (long j = 0; j < m.params[i]->size; j++)
+            cr_assert(m.params[i]->grad[j] == 0.0f);
+    // A batch of the wrong width: the linear layer says so.
+    tape_clear(t);
+    cr_assert_null(m.forward(&m, t, tensor_new(t, 2, (int[]){4, 6})));
+    cr_assert(strstr(tape_error(t), "linear"), "%s", tape_error(t));
+    tape_free(t);
+    nn_model_free(&m);
+
+    cr_assert_eq(nn_mlp_init(&m, 1, (int[]){5}, 1, err, sizeof err), -1);
+    cr_assert_eq(nn_mlp_init(&m, 2, (int[]){5, 0}, 1, err, sizeof err), -1);
+    cr_assert(strstr(err, "0"), "%s", err);
+    cr_assert_eq(nn_mlp_init(&m, 2, (int[]){70000, 3}, 1, err, sizeof err), -1);
+    int many[NN_MAX_LAYERS + 2];
+    for (int i = 0; i < NN_MAX_LAYERS + 2; i++)
+        many[i] = 3;
+    cr_assert_eq(nn_mlp_init(&m, NN_MAX_LAYERS + 2, many, 1, err, sizeof err), -1);
+    cr_assert_eq(nn_mlp_init(&m, NN_MAX_LAYERS + 1, many, 1, err, sizeof err), 0, "%s", err);
+    nn_model_free(&m);
+}
+
+Test(nn_mlp, parse_sizes)
+{
+    int s[NN_MAX_LAYERS + 1];
+    cr_assert_eq(nn_parse_sizes("784,256,10", s, 9), 3);
+    cr_assert(s[0] == 784 && s[1] == 256 && s[2] == 10);
+    cr_assert_eq(nn_parse_sizes("784,128,64,10", s, 9), 4);
+    cr_assert_eq(s[3], 10);
+    const char *bad[] = {"", "784,,10", "0,10", "784", "1,2,3,4,5,6,7,8,9,10", "a,b",
+                         "784,256,10,", ",784,10", "784;10", "784, 10", "-5,10", "99999999999,1",
+                         "70000,10", "784,10x"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        cr_assert_eq(nn_parse_sizes(bad[i], s, 9), -1, "\"%s\" was accepted", bad[i]);
+    cr_assert_eq(nn_parse_sizes(NULL, s, 9), -1);
+}
+
+// ---------------------------------------------------------------------------
+// Checkpoints.
+
+static char dir[64];
+
+static void make_dir(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/test07-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+// Removes the files the tests write, then the directory: rmdir fails if
+// anything else is left in it (a .tmp file, say).
+static void remove_dir(void)
+{
+    const char *names[] = {"model.ckpt", "good.ckpt", "bad.ckpt"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        remove(path);
+    }
+    cr_assert_eq(rmdir(dir), 0, "%s: files left behind", dir);
+}
+
+static void small_model(struct nn_model *m, int hidden, uint64_t seed)
+{
+    char err[256];
+    cr_assert_eq(nn_mlp_init(m, 3, (int[]){5, hidden, 3}, seed, err, sizeof err), 0, "%s", err);
+}
+
+static unsigned char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    static unsigned char buf[4096];
+    *len = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    return buf;
+}
+
+static void spill(const char *path, const unsigned char *bytes, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "%s", path);
+    cr_assert_eq(fwrite(bytes, 1, len, f), len);
+    fclose(f);
+}
+
+static int same_params(const struct nn_model *a, const struct nn_model *b)
+{
+    for (int i = 0; i < a->nparams; i++)
+        if (memcmp(a->params[i]->data, b->params[i]->data,
+                   sizeof(float) * (size_t)a->params[i]->size) != 0)
+            return 0;
+    return 1;
+}
+
+// Loading path into m fails with a message naming the file and containing
+// `what`, and leaves m as it was (compared with its twin `was`).
+static void expect_refused(const char *path, struct nn_model *m, const struct nn_model *was,
+                           const char *what)
+{
+    char err[512] = "";
+    cr_assert_eq(checkpoint_load(path, m, err, sizeof err), -1, "%s was accepted (%s)", path,
+                 what);
+    cr_assert(strstr(err, path), "the message names no file: %s", err);
+    cr_assert(strstr(err, what), "want \"%s\" in: %s", what, err);
+    cr_assert(same_params(m, was), "a failed load changed the model (%s)", what);
+}
+
+Test(nn_checkpoint, round_trip_is_bit_exact_and_leaves_no_tmp)
+{
+    make_dir();
+    struct nn_model a, b;
+    small_model(&a, 7, 1);
+    small_model(&b, 7, 2);
+    a.params[1]->data[0] = NAN;
+    a.params[3]->data[2] = -0.0f;
+    char path[128], tmp[160], err[256];
+    snprintf(path, sizeof path, "%s/model.ckpt", dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    cr_assert_eq(checkpoint_save(path, &a, err, sizeof err), 0, "%s", err);
+    cr_assert_neq(access(tmp, F_OK), 0, "%s left behind", tmp);
+    cr_assert(!same_params(&a, &b));
+    cr_assert_eq(checkpoint_load(path, &b, err, sizeof err), 0, "%s", err);
+    cr_assert(same_params(&a, &b), "the loaded model differs from the saved one");
+    // Saving again replaces the file.
+    a.params[0]->data[0] = 123.0f;
+    cr_assert_eq(checkpoint_save(path, &a, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(checkpoint_load(path, &b, err, sizeof err), 0, "%s", err);
+    cr_assert(b.params[0]->data[0] == 123.0f);
+    nn_model_free(&a);
+    nn_model_free(&b);
+    remove_dir();
+}
+
+Test(nn_checkpoint, refuses_every_bad_file_and_keeps_the_model)
+{
+    make_dir();
+    struct nn_model m, was, other;
+    small_model(&m, 7, 1);
+    small_model(&was, 7, 1);
+    small_model(&other, 7, 9);
+    char good[128], bad[128], err[256];
+    snprintf(good, sizeof good, "%s/good.ckpt", dir);
+    snprintf(bad, sizeof bad, "%s/bad.ckpt", dir);
+    cr_assert_eq(checkpoint_save(good, &other, err, sizeof err), 0, "%s", err);
+    size_t len;
+    unsigned char *bytes = slurp(good, &len);
+    unsigned char copy[4096];
+    cr_assert(len < sizeof copy);
+
+    snprintf(bad, sizeof bad, "%s/missing.ckpt", dir);
+    expect_refused(bad, &m, &was, "No such file");
+    snprintf(bad, sizeof bad, "%s/bad.ckpt", dir);
+    expect_refused(dir, &m, &was, "cannot read");  // a directory
+
+    spill(bad, (const unsigned char *)"P5\n28 28\n255\n", 13);
+    expect_refused(bad, &m, &was, "not a checkpoint");
+
+    memcpy(copy, bytes, len);
+    copy[8] = 2;  // the version, little-endian
+    spill(bad, copy, len);
+    expect_refused(bad, &m, &was, "version 2");
+
+    const size_t cuts[] = {0, 3, 8, 11, 50, 79, 80, 99, 150, len - 33, len - 32, len - 1};
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+        spill(bad, bytes, cuts[i]);
+        expect_refused(bad, &m, &was, cuts[i] < 8 ? "not a checkpoint" : "truncated");
+    }
+    memcpy(copy, bytes, len);
+    copy[len] = 0;
+    spill(bad, copy, len + 1);
+    expect_refused(bad, &m, &was, "too long");
+
+    // One flipped bit in the floats, in the digest: the checksum catches it.
+    const size_t flips[] = {len / 2, len - 40, len - 1};
+    for (size_t i = 0; i < sizeof flips / sizeof flips[0]; i++) {
+        memcpy(copy, bytes, len);
+        copy[flips[i]] ^= 0x10;
+        spill(bad, copy, len);
+        expect_refused(bad, &m, &was, "checksum");
+    }
+    // Any one byte changed, anywhere, header included: refused, no crash.
+    for (size_t i = 0; i < len; i++) {
+        memcpy(copy, bytes, len);
+        copy[i] ^= 0x5a;
+        spill(bad, copy, len);
+        char err2[512];
+        cr_assert_eq(checkpoint_load(bad, &m, err2, sizeof err2), -1, "byte %zu changed: loaded",
+                     i);
+        cr_assert(strstr(err2, bad), "%s", err2);
+    }
+    cr_assert(same_params(&m, &was));
+    nn_model_free(&other);
+
+    // Another model: other sizes (another desc).
+    small_model(&other, 8, 1);
+    cr_assert_eq(checkpoint_save(bad, &other, err, sizeof err), 0, "%s", err);
+    expect_refused(bad, &m, &was, "mlp 5,8,3");
+    // The same desc and count but another shape; and another count.
+    snprintf(other.desc, sizeof other.desc, "%s", m.desc);
+    cr_assert_eq(checkpoint_save(bad, &other, err, sizeof err), 0, "%s", err);
+    expect_refused(bad, &m, &was, "shape");
+    other.nparams = 2;
+    cr_assert_eq(checkpoint_save(bad, &other, err, sizeof err), 0, "%s", err);
+    other.nparams = 4;
+    expect_refused(bad, &m, &was, "2 parameters");
+
+    // Saving into a directory that does not exist: a clear error, no file.
+    char nowhere[160];
+    snprintf(nowhere, sizeof nowhere, "%s/no/such/dir/model.ckpt", dir);
+    cr_assert_eq(checkpoint_save(nowhere, &m, err, sizeof err), -1);
+    cr_assert(strstr(err, "no/such/dir") && strstr(err, "No such file"), "%s", err);
+
+    nn_model_free(&m);
+    nn_model_free(&was);
+    nn_model_free(&other);
+    remove_dir();
+}
+
+// The training loop's tests (task 7.3) follow.
