@@ -156,8 +156,8 @@ KIT_FILES = {
         "common/gemm/gemm_kernel_*.c", "common/gemm/gemm_small.c",
         "common/gemm/gemm_parallel.c", "tests/gemm_check.h", "tools/check-layers.sh"],
     5: ["common/gemm/gemm_backend.*", "tools/scaling-plot.sh", "tools/paths-plot.sh"],
-    6: ["common/autograd/*", "tests/golden/*", "tests/golden.h", "tools/autograd-plot.sh"],
-    7: ["common/data/*", "common/nn/*"],
+    6: ["common/autograd/*", "tests/golden/autograd_*", "tests/golden.h", "tools/autograd-plot.sh"],
+    7: ["common/data/*", "common/nn/*", "tests/golden/nn_*"],
 }
 
 
