@@ -12,7 +12,8 @@
 // The training loop stages 07 and 08 share: batches from a dataset split,
 // forward, loss, backward, update; evaluation without a tape.
 
-// One step on one batch: x is b×pixels, y its b labels. Clears the tape,
+// One step on one batch: x is b×m->sizes[0] (the model's input width), y
+// its b labels. Clears the tape,
 // runs the forward and the cross-entropy loss, zeroes the gradients, runs
 // the backward and the optimizer. Returns 0 and the batch's loss in *loss,
 // or -1 with the tape's error set.
@@ -27,7 +28,7 @@ struct trainer {
     int *y;
     int *order;         // the epoch's shuffled order of the train split
     int norder;
-    int progress;       // 1: draw a progress bar on stderr/stdout (a terminal)
+    int progress;       // 1: draw a progress bar on stdout (set when it is a terminal)
 };
 
 struct epoch_stats {
