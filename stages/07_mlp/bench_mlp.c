@@ -5,7 +5,7 @@
 // elementwise ops and the loss, the optimizer, the data) and what the batch
 // size does to speed.
 //   bench_mlp [--threads N] [--kernels a,b] [--steps N] [--data NAME]
-//             [--csv FILE] [--breakdown FILE] [--quick]
+//             [--csv FILE] [--breakdown FILE] [--no-sweep] [--quick]
 // Writes build/results/stage-07.csv (speed) and stage-07-breakdown.csv.
 #include <errno.h>
 #include <omp.h>
@@ -44,6 +44,7 @@ struct options {
     const char *kernels;  // NULL: every backend
     int steps;            // timed steps per measurement
     int quick;
+    int no_sweep;
     const char *data, *csv, *breakdown;
 };
 
@@ -190,7 +191,7 @@ static void usage(FILE *f, const char *prog)
 {
     fprintf(f,
             "usage: %s [--threads N] [--kernels a,b] [--steps N] [--data NAME] [--csv FILE]\n"
-            "          [--breakdown FILE] [--quick]\n"
+            "          [--breakdown FILE] [--no-sweep] [--quick]\n"
             "  --threads N       only N threads (default: 1 and 2)\n"
             "  --kernels a,b     only these backends (default: naive,tiled,simd,packed,\n"
             "                    parallel,auto,openblas)\n"
@@ -199,6 +200,7 @@ static void usage(FILE *f, const char *prog)
             "                    `make datasets` got it, else the committed sample)\n"
             "  --csv FILE        speed rows (- for stdout)\n"
             "  --breakdown FILE  where the auto backend's epoch goes\n"
+            "  --no-sweep        skip the batch sizes sweep of the auto backend\n"
             "  --quick           a few steps each: proves it runs, measures little\n",
             prog);
 }
@@ -235,6 +237,9 @@ static int parse(int argc, char **argv, struct options *o)
             return 1;
         } else if (!strcmp(flag, "--quick")) {
             o->quick = 1;
+            continue;
+        } else if (!strcmp(flag, "--no-sweep")) {
+            o->no_sweep = 1;
             continue;
         }
         i++;
@@ -357,7 +362,7 @@ int main(int argc, char **argv)
     }
 
     // What the batch size does to speed: the auto backend on all threads.
-    if (wanted(&o, "auto")) {
+    if (!o.no_sweep && wanted(&o, "auto")) {
         omp_set_num_threads(top);
         const struct config *c = &configs[0];
         for (size_t i = 0; i < sizeof sweep_batches / sizeof sweep_batches[0]; i++) {
