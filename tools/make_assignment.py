@@ -157,7 +157,8 @@ KIT_FILES = {
         "common/gemm/gemm_parallel.c", "tests/gemm_check.h", "tools/check-layers.sh"],
     5: ["common/gemm/gemm_backend.*", "tools/scaling-plot.sh", "tools/paths-plot.sh"],
     6: ["common/autograd/*", "tests/golden/*", "tools/autograd-plot.sh"],
-    7: ["common/data/*", "common/nn/*"],
+    7: ["common/data/*", "common/nn/*", "tools/mlp-plot.sh", "tools/grade-mlp.sh",
+        "tools/torch_mlp.py"],
 }
 
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # mlp-plot.sh: stage 07's figures, from the CSVs of `make stage-07 bench`,
 # `run` and `compare`. Given the speed CSV, it finds the others beside it
-# (else in plots/data/, the reference results) and draws each it finds:
+# (each, when missing, from plots/data/, the reference results) and draws
+# each it finds:
 #   OUT.svg            seconds per epoch per GEMM backend, 1 and 2 threads:
 #                      what each chapter of the book bought
 #   OUT-batch.svg      images per second against the batch size (auto)
@@ -18,6 +19,7 @@ command -v gnuplot >/dev/null 2>&1 ||
     { echo "error: gnuplot not found (apt-get install gnuplot-nox)" >&2; exit 1; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=$(dirname "$in")
+base=$(basename "$in" .csv)
 mkdir -p "$(dirname "$out")"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mlp.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
@@ -48,7 +50,8 @@ draw() {
 }
 
 # --- seconds per epoch per backend ------------------------------------------
-if [ -r "$in" ]; then
+in=$(find_csv "$base")
+if [ -n "$in" ]; then
     case $(header "$in") in
         model,framework,backend,threads,batch,seconds_per_epoch,*) ;;
         *) echo "error: mlp-plot.sh: $in is not a stage-07 speed file" >&2; exit 1 ;;
@@ -92,7 +95,7 @@ if [ -r "$in" ]; then
 fi
 
 # --- the breakdown -----------------------------------------------------------
-bd=$(find_csv "$(basename "$in" .csv)-breakdown")
+bd=$(find_csv "$base-breakdown")
 if [ -n "$bd" ]; then
     rows "$bd" | awk -F, '$5 != "total" {
             key = $1 ", batch " $4
@@ -119,7 +122,6 @@ if [ -n "$bd" ]; then
 fi
 
 # --- the curves: the comparison when it ran, else the training run -----------
-base=$(basename "$in" .csv)
 tr=$(find_csv "$base-compare-train")
 [ -n "$tr" ] || tr=$(find_csv "$base-train")
 if [ -n "$tr" ]; then
@@ -153,7 +155,7 @@ if [ -n "$tr" ]; then
 fi
 
 if [ "$drawn" -eq 0 ]; then
-    echo "error: mlp-plot.sh: no stage-07 results to draw from ($in and its -train," \
+    echo "error: mlp-plot.sh: no stage-07 results to draw from ($dir/$base.csv and its -train," \
          "-breakdown, -compare-train files; run make stage-07 bench, run or compare)" >&2
     exit 1
 fi
