@@ -40,6 +40,7 @@ static void train_fixture_init(struct train_fixture *f, const char *layers, int 
     cr_assert_eq(trainer_init(&f->tr, backend, batch, f->ds.train.pixels, f->ds.train.count,
                               err, sizeof err),
                  0, "%s", err);
+    f->tr.progress = 0;  // no bar in the test log, even on a terminal
 }
 
 static void train_fixture_free(struct train_fixture *f)
