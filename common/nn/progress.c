@@ -1,5 +1,6 @@
 // The progress bar of a training epoch: `[=====>     ] 41% 24576/60000 loss 0.4312`
 // rewritten in place with a carriage return.
+#define _POSIX_C_SOURCE 200809L  // fileno, isatty
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
