@@ -16,7 +16,7 @@ trap 'rm -f "$log" "$csv"' EXIT
 tests_ok=$?
 
 echo
-echo "== grading stage $stage: accuracy and speed, $build"
+echo "== grading stage $stage: accuracy and speed, in the release build (-O2)"
 if ! $make --no-print-directory build >"$log" 2>&1; then
     tail -n 20 "$log"
     echo "error: the programs did not build (see above)" >&2
