@@ -347,8 +347,8 @@ int main(int argc, char **argv)
             if (!wanted(&o, backends[k]))
                 continue;
             const struct gemm_backend *be = gemm_backend_find(backends[k]);
-            // The naive loops take seconds per step at these shapes: fewer
-            // steps keep the whole run short, and the time per step is as fair.
+            // The naive loops are ten times slower than the others or more: a
+            // tenth of the steps keeps the run short, and a step's time is as fair.
             int steps = strcmp(backends[k], "naive") == 0 ? (o.steps + 9) / 10 : o.steps;
             for (int t = 0; t < nthreads; t++) {
                 omp_set_num_threads(thread_list[t]);
@@ -390,7 +390,9 @@ int main(int argc, char **argv)
                 goto out;
             double per = (double)EPOCH_IMAGES / configs[c].batch;
             // The step's time less its GEMMs, optimizer and data: the
-            // elementwise ops, the loss, and the tape's own bookkeeping.
+            // elementwise ops, the loss, and the tape's own bookkeeping. (The
+            // optimizer is timed apart, so on a noisy run the parts can add
+            // up to a little more than the step: then this is 0.)
             double rest = r.step_s - r.gemm_s - r.optim_s - r.data_s;
             const char *parts[] = {"gemm", "elementwise_loss", "optimizer", "data", "total"};
             double secs[] = {r.gemm_s, rest > 0 ? rest : 0, r.optim_s, r.data_s, r.step_s};
