@@ -158,7 +158,8 @@ KIT_FILES = {
     5: ["common/gemm/gemm_backend.*", "tools/scaling-plot.sh", "tools/paths-plot.sh"],
     6: ["common/autograd/*", "tests/golden/*", "tools/autograd-plot.sh"],
     7: ["common/data/*", "common/nn/*", "tools/mlp-plot.sh", "tools/grade-mlp.sh",
-        "tools/torch_mlp.py"],
+        "tools/torch_mlp.py", "datasets/README.md", "datasets/SHA256SUMS",
+        "datasets/sample/*"],
 }
 
 
