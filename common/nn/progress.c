@@ -18,9 +18,8 @@ int progress_wanted(FILE *f)
     return f && isatty(fileno(f)) && !(term && strcmp(term, "dumb") == 0);
 }
 
-void progress_begin(struct progress *p, FILE *out, long total, const char *label)
+void progress_begin(struct progress *p, FILE *out, long total)
 {
-    (void)label;
     p->out = out;
     p->total = total > 0 ? total : 1;
     p->start = p->last = timer_now();

@@ -18,7 +18,7 @@ struct progress {
 // 1 when f is a terminal (and TERM is not "dumb").
 int progress_wanted(FILE *f);
 // Starts a bar over total images on out (NULL: stay silent).
-void progress_begin(struct progress *p, FILE *out, long total, const char *label);
+void progress_begin(struct progress *p, FILE *out, long total);
 // done images so far, loss the latest batch's loss.
 void progress_update(struct progress *p, long done, double loss);
 // Erases the bar.

@@ -95,7 +95,7 @@ int train_epoch(struct trainer *tr, struct nn_model *m, struct optim *o,
         return -1;
     }
     struct progress bar;
-    progress_begin(&bar, tr->progress ? stdout : NULL, s->count, "train");
+    progress_begin(&bar, tr->progress ? stdout : NULL, s->count);
     double start = timer_now();
     // Each epoch its own order, from seed + epoch: rerunning epoch 7 alone
     // sees the same batches as it did in a run of 10.
