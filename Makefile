@@ -68,6 +68,9 @@ reference: build
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-02 run
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-04 run
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-05 run
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-07 run
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-07 compare
+	rm -f $(BUILD)/results/stage-07-quick-train.csv
 	cp $(BUILD)/results/stage-*.csv plots/data/
 	@echo "reference results copied to plots/data/"
 
@@ -130,6 +133,9 @@ help:
 	@echo "                         build  bench  test  run  plot  assignment  grade  clean"
 	@echo "                       e.g. make stage-01 bench, make stage-01 test TASK=1.2;"
 	@echo "                       stage 04 adds staircase (the GEMM one step at a time)"
+	@echo "  make stage-07 run    train the MLP on Fashion-MNIST (EPOCHS=10), and on MNIST"
+	@echo "                       digits when present; stage-07 compare: the same in PyTorch"
+	@echo "                       (make stage-07 help lists its targets and knobs)"
 	@echo "  make bench [FULL=1]  every stage's benchmark (FULL=1: the long size sweep)"
 	@echo "  make plots           GFLOPS plots from your results, else the reference ones"
 	@echo "  make book            build/book/book.html, book.epub, book.pdf"
@@ -145,6 +151,7 @@ help:
 	@echo "knobs (passed to the bench drivers):"
 	@echo "  THREADS=N  SIZES=256,512  SHAPES=128x10x256,...  REPS=R  ISA=scalar|avx2|avx512|neon"
 	@echo "  KERNELS=a,b  QUICK=1  FULL=1  TASK=N.M (tests)  CC=clang"
+	@echo "  training stages: EPOCHS=N  BACKEND=auto|openblas|...  DATA_DIR=DIR"
 	@echo
 	@echo "OpenBLAS's best path on machines that set OPENBLAS_CORETYPE:"
 	@echo "  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE make stage-05 bench"

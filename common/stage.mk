@@ -94,9 +94,12 @@ KIT := $(BUILD)/assignments/$(STAGE_NAME)
 assignment:
 	python3 $(ROOT)/tools/make_assignment.py $(ROOT) $(STAGE_NAME) $(KIT)
 
+# A stage graded on more than GEMM speed (stage 07: accuracy and epoch time)
+# sets GRADE_TOOL to its own script, called with the same arguments.
+GRADE_TOOL ?= $(ROOT)/tools/grade.sh
 grade:
 	@$(if $(GRADE_BUILD),,echo "error: stages/$(STAGE_NAME)/Makefile declares no GRADE_BUILD" >&2; exit 2)
-	$(ROOT)/tools/grade.sh "$(MAKE)" $(STAGE) "$(GRADE_KERNELS)" "$(GRADE_SIZE)" "$(GRADE_BUILD)"
+	$(GRADE_TOOL) "$(MAKE)" $(STAGE) "$(GRADE_KERNELS)" "$(GRADE_SIZE)" "$(GRADE_BUILD)"
 
 clean:
 	rm -rf $(BIN) $(BUILD)/obj/*/stage-$(STAGE) $(RESULTS)

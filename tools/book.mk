@@ -71,6 +71,15 @@ $(BOOK_PLOT_STAMP): _book_force
 	study stage-05-scaling tools/scaling-plot.sh || exit 1; \
 	study stage-05-paths tools/paths-plot.sh || exit 1; \
 	study stage-06 tools/autograd-plot.sh || exit 1; \
+	mlp() { \
+	  srcs=$$(ls $(BOOK_RESULTS)/stage-07*.csv plots/data/stage-07*.csv 2>/dev/null); \
+	  [ -n "$$srcs" ] || return 0; \
+	  out=$(BOOK_PLOT_DIR)/stage-07; \
+	  if [ -f "$$out.stamp" ] && [ -z "$$(find $$srcs tools/mlp-plot.sh -newer $$out.stamp)" ]; then return 0; fi; \
+	  tools/mlp-plot.sh $(BOOK_RESULTS)/stage-07.csv "$$out" >/dev/null || return 1; \
+	  touch "$$out.stamp"; echo "plots: $$out*.{svg,png} <- stage-07 results"; changed=1; \
+	}; \
+	mlp || exit 1; \
 	for ref in $(BOOK_GEMM_CSVS); do \
 	  s=$$(basename "$$ref" .csv); mine=$(BOOK_RESULTS)/$$s.csv; \
 	  if [ -f "$$mine" ]; then \

@@ -157,7 +157,9 @@ KIT_FILES = {
         "common/gemm/gemm_parallel.c", "tests/gemm_check.h", "tools/check-layers.sh"],
     5: ["common/gemm/gemm_backend.*", "tools/scaling-plot.sh", "tools/paths-plot.sh"],
     6: ["common/autograd/*", "tests/golden/autograd_*", "tests/golden.h", "tools/autograd-plot.sh"],
-    7: ["common/data/*", "common/nn/*", "tests/golden/nn_*"],
+    7: ["common/data/*", "common/nn/*", "tests/golden/nn_*", "tools/mlp-plot.sh",
+        "tools/grade-mlp.sh", "tools/torch_mlp.py", "datasets/README.md", "datasets/SHA256SUMS",
+        "datasets/sample/*"],
 }
 
 

@@ -12,10 +12,10 @@
 // The training loop stages 07 and 08 share: batches from a dataset split,
 // forward, loss, backward, update; evaluation without a tape.
 
-// One step on one batch: x is b×pixels, y its b labels. Clears the tape,
-// runs the forward and the cross-entropy loss, zeroes the gradients, runs
-// the backward and the optimizer. Returns 0 and the batch's loss in *loss,
-// or -1 with the tape's error set.
+// One step on one batch: x is b×m->sizes[0] (the model's input width), y
+// its b labels. Clears the tape, runs the forward and the cross-entropy
+// loss, zeroes the gradients, runs the backward and the optimizer. Returns
+// 0 and the batch's loss in *loss, or -1 with the tape's error set.
 int train_step(struct tape *t, struct nn_model *m, struct optim *o, const float *x,
                const int *y, int b, float *loss);
 
@@ -27,7 +27,7 @@ struct trainer {
     int *y;
     int *order;         // the epoch's shuffled order of the train split
     int norder;
-    int progress;       // 1: draw a progress bar on stderr/stdout (a terminal)
+    int progress;       // 1: a progress bar on stdout (set when it is a terminal)
 };
 
 struct epoch_stats {
@@ -51,7 +51,8 @@ int train_epoch(struct trainer *tr, struct nn_model *m, struct optim *o,
                 const struct dataset_split *s, uint64_t seed, int epoch, struct epoch_stats *st,
                 char *err, size_t errlen);
 
-// Mean loss and accuracy over a split, in batches, recording nothing.
+// Mean loss and accuracy over a split, in batches, recording nothing; the
+// tape's recording setting is as it was afterwards. Returns 0, or -1 with err.
 int evaluate(struct trainer *tr, struct nn_model *m, const struct dataset_split *s,
              double *loss, double *acc, char *err, size_t errlen);
 

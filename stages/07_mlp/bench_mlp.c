@@ -1,0 +1,419 @@
+// How long is an epoch? Training steps of the MLP timed on every GEMM backend
+// of the book (naive ... parallel, auto, OpenBLAS) at 1 and 2 threads,
+// reported as seconds per epoch of 60,000 images: what each chapter bought.
+// Then, for the auto backend, where an epoch's time goes (GEMMs, the
+// elementwise ops and the loss, the optimizer, the data) and what the batch
+// size does to speed.
+//   bench_mlp [--threads N] [--kernels a,b] [--steps N] [--data NAME]
+//             [--csv FILE] [--breakdown FILE] [--no-sweep] [--quick]
+// Writes build/results/stage-07.csv (speed) and stage-07-breakdown.csv.
+#include <errno.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "dataset.h"
+#include "gemm_backend.h"
+#include "nn.h"
+#include "optim.h"
+#include "peak.h"
+#include "timer.h"
+#include "train.h"
+
+// An epoch of Fashion-MNIST or MNIST: the unit every time is reported in.
+enum { EPOCH_IMAGES = 60000, WARMUP_STEPS = 5 };
+
+struct config {
+    const char *model;   // "784-256-10"
+    const char *layers;  // "784,256,10"
+    int batch;
+};
+
+static const struct config configs[] = {
+    {"784-256-10", "784,256,10", 64},
+    {"784-128-64-10", "784,128,64,10", 256},
+};
+static const char *const backends[] = {"naive", "tiled", "simd", "packed",
+                                       "parallel", "auto", "openblas"};
+static const int sweep_batches[] = {16, 32, 128, 256, 512};
+
+struct options {
+    int threads;          // 0: 1 and 2 (and all cores, when more)
+    const char *kernels;  // NULL: every backend
+    int steps;            // timed steps per measurement
+    int quick;
+    int no_sweep;
+    const char *data, *csv, *breakdown;
+};
+
+// --- a GEMM backend that times the one it wraps -------------------------------
+static const struct gemm_backend *timed_inner;
+static double gemm_seconds;
+
+static int timed_run(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
+                     const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                     int ldc)
+{
+    double start = timer_now();
+    int r = timed_inner->run(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    gemm_seconds += timer_now() - start;
+    return r;
+}
+
+static const struct gemm_backend timed = {"timed", "times the backend it wraps", timed_run};
+
+// --- one measurement -----------------------------------------------------------
+struct measure {
+    double step_s;      // seconds per training step (data included)
+    double data_s;      // of which turning uint8 into a float batch
+    double gemm_s;      // of which GEMMs (only through the timed backend)
+    double optim_s;     // one optimizer update, timed alone
+};
+
+// Trains `steps` steps on batches of the dataset in a shuffled order, after
+// a warm-up, and returns the per-step times. -1 on an error (printed).
+static int measure(const struct dataset *ds, const char *layers, int batch,
+                   const struct gemm_backend *backend, int steps, int time_optim,
+                   struct measure *out)
+{
+    char err[4096];
+    int sizes[NN_MAX_LAYERS + 1];
+    int n = nn_parse_sizes(layers, sizes, NN_MAX_LAYERS + 1);
+    struct nn_model m;
+    struct trainer tr;
+    if (nn_mlp_init(&m, n, sizes, 1, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        return -1;
+    }
+    struct optim_config c = optim_defaults(OPTIM_ADAM, 1e-3f, 0.0f);
+    struct optim *o = optim_new(&c, m.params, m.nparams);
+    if (!o || trainer_init(&tr, backend, batch, ds->train.pixels, ds->train.count, err,
+                           sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", o ? err : "out of memory for the optimizer");
+        optim_free(o);
+        nn_model_free(&m);
+        return -1;
+    }
+    dataset_shuffle(tr.order, ds->train.count, 1);
+    int status = 0, at = 0;
+    double data_s = 0, start = 0;
+    for (int step = 0; step < WARMUP_STEPS + steps; step++) {
+        if (step == WARMUP_STEPS) {
+            data_s = 0;
+            gemm_seconds = 0;
+            start = timer_now();
+        }
+        // Whole batches only, wrapping round the split: each step the same work.
+        if (at + batch > ds->train.count)
+            at = 0;
+        double d0 = timer_now();
+        int b = dataset_batch(&ds->train, tr.order, at, batch, tr.x, tr.y);
+        data_s += timer_now() - d0;
+        at += b;
+        float loss;
+        if (b < batch || train_step(tr.tape, &m, o, tr.x, tr.y, b, &loss) != 0) {
+            fprintf(stderr, "error: %s on %s: %s\n", layers, backend->name,
+                    b < batch ? "the dataset is smaller than a batch" : tape_error(tr.tape));
+            status = -1;
+            break;
+        }
+    }
+    if (status == 0) {
+        double total = timer_now() - start;
+        out->step_s = total / steps;
+        out->data_s = data_s / steps;
+        out->gemm_s = gemm_seconds / steps;
+        out->optim_s = 0;
+        // The optimizer alone, on the gradients the last step left: the same
+        // work as inside a step (train_step runs it once per step).
+        if (time_optim) {
+            double o0 = timer_now();
+            for (int i = 0; i < steps; i++)
+                optim_step(o);
+            out->optim_s = (timer_now() - o0) / steps;
+        }
+    }
+    trainer_free(&tr);
+    optim_free(o);
+    nn_model_free(&m);
+    return status;
+}
+
+static double forward_flops(const char *layers)
+{
+    int sizes[NN_MAX_LAYERS + 1];
+    int n = nn_parse_sizes(layers, sizes, NN_MAX_LAYERS + 1);
+    double f = 0;
+    for (int l = 0; l + 1 < n; l++)
+        f += 2.0 * sizes[l] * sizes[l + 1];
+    return f;
+}
+
+static int wanted(const struct options *o, const char *backend)
+{
+    if (!o->kernels)
+        return 1;
+    size_t len = strlen(backend);
+    for (const char *p = o->kernels; *p;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == len && strncmp(p, backend, n) == 0)
+            return 1;
+        p += n + (end ? 1 : 0);
+    }
+    return 0;
+}
+
+// One row of the speed CSV and of the table.
+static void row(FILE *csv, const char *model, const char *backend, int threads, int batch,
+                const struct measure *r, double flops_per_image)
+{
+    double per_epoch = r->step_s * ((double)EPOCH_IMAGES / batch);
+    double images_s = batch / r->step_s;
+    // A training step is about three forward passes of matmul work: the
+    // forward, and the backward's two GEMMs per layer.
+    double gflops = 3.0 * flops_per_image * images_s / 1e9;
+    struct peak p = peak_get(isa_best(), threads);
+    double pct = p.gflops > 0 ? 100.0 * gflops / p.gflops : 0.0;
+    printf("%-14s %-9s %2d  %5d  %9.3f s  %9.0f  %7.1f  %5.1f %%\n", model, backend, threads,
+           batch, per_epoch, images_s, gflops, pct);
+    fflush(stdout);
+    if (csv) {
+        fprintf(csv, "%s,ours,%s,%d,%d,%.6f,%.1f,%.3f,%.2f,\n", model, backend, threads, batch,
+                per_epoch, images_s, gflops, pct);
+        fflush(csv);
+    }
+}
+
+static void usage(FILE *f, const char *prog)
+{
+    fprintf(f,
+            "usage: %s [--threads N] [--kernels a,b] [--steps N] [--data NAME] [--csv FILE]\n"
+            "          [--breakdown FILE] [--no-sweep] [--quick]\n"
+            "  --threads N       only N threads (default: 1 and 2)\n"
+            "  --kernels a,b     only these backends (default: naive,tiled,simd,packed,\n"
+            "                    parallel,auto,openblas)\n"
+            "  --steps N         timed steps per measurement (default 50; naive a tenth)\n"
+            "  --data NAME       the images the steps train on (default: fashion when\n"
+            "                    `make datasets` got it, else the committed sample)\n"
+            "  --csv FILE        speed rows (- for stdout)\n"
+            "  --breakdown FILE  where the auto backend's epoch goes\n"
+            "  --no-sweep        skip the batch sizes sweep of the auto backend\n"
+            "  --quick           a few steps each: proves it runs, measures little\n",
+            prog);
+}
+
+static int bad(const char *prog, const char *what, const char *value)
+{
+    fprintf(stderr, "error: %s, not '%s'\n", what, value ? value : "(missing)");
+    usage(stderr, prog);
+    return 2;
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out)
+{
+    char *end;
+    errno = 0;
+    if (!s)
+        return -1;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int parse(int argc, char **argv, struct options *o)
+{
+    const char *prog = argv[0];
+    *o = (struct options){.steps = 50};
+    int steps_given = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *flag = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(flag, "--help") || !strcmp(flag, "-h")) {
+            usage(stdout, prog);
+            return 1;
+        } else if (!strcmp(flag, "--quick")) {
+            o->quick = 1;
+            continue;
+        } else if (!strcmp(flag, "--no-sweep")) {
+            o->no_sweep = 1;
+            continue;
+        }
+        i++;
+        if (!strcmp(flag, "--threads")) {
+            if (parse_int(value, 1, 1024, &o->threads))
+                return bad(prog, "--threads wants a count in 1..1024", value);
+        } else if (!strcmp(flag, "--steps")) {
+            if (parse_int(value, 1, 1000000, &o->steps))
+                return bad(prog, "--steps wants a count in 1..1000000", value);
+            steps_given = 1;
+        } else if (!strcmp(flag, "--kernels")) {
+            if (!value || !*value)
+                return bad(prog, "--kernels wants backend names", value);
+            for (const char *p = value; *p;) {
+                char name[32];
+                size_t n = strcspn(p, ",");
+                snprintf(name, sizeof name, "%.*s", (int)(n < 31 ? n : 31), p);
+                if (!gemm_backend_find(name))
+                    return bad(prog, "--kernels names an unknown backend", name);
+                p += n + (p[n] == ',');
+            }
+            o->kernels = value;
+        } else if (!strcmp(flag, "--data") || !strcmp(flag, "--csv") ||
+                   !strcmp(flag, "--breakdown")) {
+            if (!value || !*value)
+                return bad(prog, "a value is missing after", flag);
+            if (!strcmp(flag, "--data"))
+                o->data = value;
+            else if (!strcmp(flag, "--csv"))
+                o->csv = value;
+            else
+                o->breakdown = value;
+        } else {
+            return bad(prog, "unknown flag", flag);
+        }
+    }
+    if (o->quick && !steps_given)
+        o->steps = 3;
+    return 0;
+}
+
+static FILE *open_out(const char *path, const struct dataset *ds, int threads)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "error: cannot write %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    bench_write_machine(f, "stage-07", threads);
+    fprintf(f, "# dataset: %s\n# train_images: %d\n# test_images: %d\n", ds->name,
+            ds->train.count, ds->test.count);
+    fprintf(f, "# epoch_images: %d\n", EPOCH_IMAGES);
+    return f;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    int status = parse(argc, argv, &o);
+    if (status)
+        return status == 1 ? 0 : status;
+
+    // Real data, so the data time is real: the full set when `make datasets`
+    // fetched it, else the sample committed in the repository.
+    char err[4096];
+    struct dataset ds;
+    const char *data = o.data ? o.data : "fashion";
+    if (dataset_load(data, NULL, &ds, err, sizeof err) != 0) {
+        if (o.data) {
+            fprintf(stderr, "error: %s\n", err);
+            return 1;
+        }
+        fprintf(stderr, "note: no Fashion-MNIST (make datasets); timing on the sample\n");
+        if (dataset_load("sample", NULL, &ds, err, sizeof err) != 0) {
+            fprintf(stderr, "error: %s\n", err);
+            return 1;
+        }
+    }
+    int cores = omp_get_max_threads();
+    int thread_list[3], nthreads = 0;
+    if (o.threads)
+        thread_list[nthreads++] = o.threads;
+    else {
+        thread_list[nthreads++] = 1;
+        thread_list[nthreads++] = 2;
+        if (cores > 2)
+            thread_list[nthreads++] = cores;
+    }
+    int top = thread_list[nthreads - 1];
+
+    FILE *csv = NULL, *bd = NULL;
+    status = 1;
+    if (o.csv && !(csv = open_out(o.csv, &ds, top)))
+        goto out;
+    if (csv)
+        fprintf(csv, "model,framework,backend,threads,batch,seconds_per_epoch,images_per_s,"
+                     "gflops,pct_peak,vs_pytorch\n");
+    printf("training steps of an MLP on %s, Adam, timed over %d steps after %d of warm-up\n",
+           ds.name, o.steps, WARMUP_STEPS);
+    printf("%-14s %-9s %2s  %5s  %11s  %9s  %7s  %7s\n", "model", "backend", "th", "batch",
+           "s/epoch", "images/s", "GFLOPS", "peak");
+
+    for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
+        for (size_t k = 0; k < sizeof backends / sizeof backends[0]; k++) {
+            if (!wanted(&o, backends[k]))
+                continue;
+            const struct gemm_backend *be = gemm_backend_find(backends[k]);
+            // The naive loops are ten times slower than the others or more: a
+            // tenth of the steps keeps the run short, and a step's time is as fair.
+            int steps = strcmp(backends[k], "naive") == 0 ? (o.steps + 9) / 10 : o.steps;
+            for (int t = 0; t < nthreads; t++) {
+                omp_set_num_threads(thread_list[t]);
+                struct measure r;
+                if (measure(&ds, configs[c].layers, configs[c].batch, be, steps, 0, &r) != 0)
+                    goto out;
+                row(csv, configs[c].model, be->name, thread_list[t], configs[c].batch, &r,
+                    forward_flops(configs[c].layers));
+            }
+        }
+    }
+
+    // What the batch size does to speed: the auto backend on all threads.
+    if (!o.no_sweep && wanted(&o, "auto")) {
+        omp_set_num_threads(top);
+        const struct config *c = &configs[0];
+        for (size_t i = 0; i < sizeof sweep_batches / sizeof sweep_batches[0]; i++) {
+            struct measure r;
+            if (sweep_batches[i] > ds.train.count)
+                continue;
+            if (measure(&ds, c->layers, sweep_batches[i], gemm_backend_find("auto"), o.steps, 0,
+                        &r) != 0)
+                goto out;
+            row(csv, c->model, "auto", top, sweep_batches[i], &r, forward_flops(c->layers));
+        }
+    }
+
+    // Where an epoch goes: the auto backend wrapped in the timing one.
+    if (o.breakdown && wanted(&o, "auto")) {
+        if (!(bd = open_out(o.breakdown, &ds, top)))
+            goto out;
+        fprintf(bd, "model,backend,threads,batch,part,seconds_per_epoch,share\n");
+        printf("\nwhere an epoch goes (auto backend, %d thread%s):\n", top, top == 1 ? "" : "s");
+        omp_set_num_threads(top);
+        timed_inner = gemm_backend_find("auto");
+        for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
+            struct measure r;
+            if (measure(&ds, configs[c].layers, configs[c].batch, &timed, o.steps, 1, &r) != 0)
+                goto out;
+            double per = (double)EPOCH_IMAGES / configs[c].batch;
+            // The step's time less its GEMMs, optimizer and data: the
+            // elementwise ops, the loss, and the tape's own bookkeeping. (The
+            // optimizer is timed apart, so on a noisy run the parts can add
+            // up to a little more than the step: then this is 0.)
+            double rest = r.step_s - r.gemm_s - r.optim_s - r.data_s;
+            const char *parts[] = {"gemm", "elementwise_loss", "optimizer", "data", "total"};
+            double secs[] = {r.gemm_s, rest > 0 ? rest : 0, r.optim_s, r.data_s, r.step_s};
+            for (int p = 0; p < 5; p++) {
+                fprintf(bd, "%s,auto,%d,%d,%s,%.6f,%.4f\n", configs[c].model, top,
+                        configs[c].batch, parts[p], secs[p] * per, secs[p] / r.step_s);
+                printf("  %-14s batch %3d  %-16s %8.4f s/epoch  %5.1f %%\n", configs[c].model,
+                       configs[c].batch, parts[p], secs[p] * per, 100 * secs[p] / r.step_s);
+            }
+        }
+    }
+    status = 0;
+out:
+    if (csv && csv != stdout && fclose(csv) != 0 && status == 0) {
+        fprintf(stderr, "error: writing %s failed\n", o.csv);
+        status = 1;
+    }
+    if (bd && bd != stdout && fclose(bd) != 0 && status == 0) {
+        fprintf(stderr, "error: writing %s failed\n", o.breakdown);
+        status = 1;
+    }
+    dataset_free(&ds);
+    return status;
+}
