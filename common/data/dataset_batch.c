@@ -48,14 +48,19 @@ int dataset_batch(const struct dataset_split *s, const int *order, int start, in
         return 0;
     if (count > s->count - start)
         count = s->count - start;
+    // Scaled to [0, 1], not normalised: the numbers PyTorch's ToTensor
+    // gives, so both frameworks train on the same inputs. A byte has 256
+    // values, so 256 divisions make a table and each of the 50,176 pixels
+    // of a batch of 64 costs a load instead of a division.
+    float scale[256];
+    for (int v = 0; v < 256; v++)
+        scale[v] = (float)v / 255.0f;
     for (int b = 0; b < count; b++) {
         int i = order ? order[start + b] : start + b;
         const unsigned char *src = s->images + (size_t)i * s->pixels;
         float *dst = x + (size_t)b * s->pixels;
-        // Scaled to [0, 1], not normalised: the numbers PyTorch's ToTensor
-        // gives, so both frameworks train on the same inputs.
         for (int p = 0; p < s->pixels; p++)
-            dst[p] = (float)src[p] / 255.0f;
+            dst[p] = scale[src[p]];
         y[b] = s->labels[i];
     }
     return count;
