@@ -101,6 +101,13 @@ def main():
         sys.exit(2)
     lr = a.lr if a.lr is not None else (1e-3 if a.optim == "adam" else 0.05)
 
+    # Debian's torch calls the system OpenBLAS for its matrix products, and
+    # OpenBLAS starts threads of its own beside torch's OpenMP threads: with
+    # both at two on two cores they fight, and an epoch of 784-256-10 took
+    # several times longer than with OpenBLAS on one thread and torch's
+    # threads around it. So torch's threads are the only ones, unless the
+    # environment says otherwise.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         import numpy as np
         import torch
