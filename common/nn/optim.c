@@ -192,34 +192,6 @@ void optim_free(struct optim *o)
     free(o);
 }
 
-// A weight matrix is updated by all the threads, each a contiguous run of
-// chunks. The update is elementwise, so the split changes no bit; it halves
-// a pass that streams four arrays of 784×256 floats (3 MB, beyond L2) once a
-// step. A bias is not worth waking the threads for.
-enum { SPLIT_MIN = 1 << 15, CHUNK = 1 << 12 };
-
-static void sgd_param(const struct optim_kernels *k, struct tensor *p, float *v,
-                      const struct optim_config *c)
-{
-    long n = p->size, chunks = (n + CHUNK - 1) / CHUNK;
-#pragma omp parallel for schedule(static) if (n >= SPLIT_MIN)
-    for (long i = 0; i < chunks; i++) {
-        long at = i * CHUNK, len = n - at < CHUNK ? n - at : CHUNK;
-        k->sgd(len, p->data + at, p->grad + at, v + at, c->lr, c->momentum, c->weight_decay);
-    }
-}
-
-static void adam_param(const struct optim_kernels *k, struct tensor *p, float *m, float *v,
-                       const struct adam_step *s)
-{
-    long n = p->size, chunks = (n + CHUNK - 1) / CHUNK;
-#pragma omp parallel for schedule(static) if (n >= SPLIT_MIN)
-    for (long i = 0; i < chunks; i++) {
-        long at = i * CHUNK, len = n - at < CHUNK ? n - at : CHUNK;
-        k->adam(len, p->data + at, p->grad + at, m + at, v + at, s);
-    }
-}
-
 // listing: optim_step
 void optim_step(struct optim *o)
 {
@@ -227,8 +199,11 @@ void optim_step(struct optim *o)
     const struct optim_config *c = &o->c;
     o->steps++;
     if (c->kind == OPTIM_SGD) {
-        for (int i = 0; i < o->nparams; i++)
-            sgd_param(k, o->params[i], o->state1[i], c);
+        for (int i = 0; i < o->nparams; i++) {
+            struct tensor *p = o->params[i];
+            k->sgd(p->size, p->data, p->grad, o->state1[i], c->lr, c->momentum,
+                   c->weight_decay);
+        }
         return;
     }
     // The bias corrections in double (β2ᵗ for t in the thousands loses
@@ -238,8 +213,10 @@ void optim_step(struct optim *o)
                           .weight_decay = c->weight_decay,
                           .bias1 = (float)(1.0 - pow(c->beta1, t)),
                           .bias2 = (float)(1.0 - pow(c->beta2, t))};
-    for (int i = 0; i < o->nparams; i++)
-        adam_param(k, o->params[i], o->state1[i], o->state2[i], &s);
+    for (int i = 0; i < o->nparams; i++) {
+        struct tensor *p = o->params[i];
+        k->adam(p->size, p->data, p->grad, o->state1[i], o->state2[i], &s);
+    }
 }
 // end listing
 
