@@ -462,6 +462,15 @@ local FORMATS = {
   gflops = function(x) return string.format("%.1f", x) end,
   pct_peak = function(x) return string.format("%.1f %%", x) end,
   vs_openblas = function(x) return string.format("%.2f×", x) end,
+  -- the training stages' columns (accuracies and shares are fractions)
+  test_acc = function(x) return string.format("%.2f %%", 100 * x) end,
+  share = function(x) return string.format("%.1f %%", 100 * x) end,
+  train_loss = function(x) return string.format("%.4f", x) end,
+  test_loss = function(x) return string.format("%.4f", x) end,
+  seconds_per_epoch = function(x) return sig4(x) end,
+  images_per_s = function(x) return string.format("%.0f", x) end,
+  peak_rss_mb = function(x) return string.format("%.1f", x) end,
+  vs_pytorch = function(x) return string.format("%.2f×", x) end,
 }
 
 local function format_value(col, raw, fmt)

@@ -219,7 +219,10 @@ def write_speed(a, name, dname, ntrain, sizes, torch_seconds, version):
                 if (len(c) == 14 and c[0] == name and c[1] == dname and c[2] == "ours"
                         and c[4] == str(a.threads) and c[5] == str(a.batch)):
                     ours.append((c[3], float(c[8])))
-    flops = 3.0 * sum(2.0 * sizes[i] * sizes[i + 1] for i in range(len(sizes) - 1))
+    # A step's matmul FLOPs per image: forward and dW of every layer, dX of
+    # every layer but the first (nn_train_flops in common/nn/mlp.c).
+    flops = sum((2.0 if i == 0 else 3.0) * 2.0 * sizes[i] * sizes[i + 1]
+                for i in range(len(sizes) - 1))
     peak = ""
     for line in machine:
         if line.startswith(f"# peak.machine.{a.threads}:"):

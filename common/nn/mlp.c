@@ -150,3 +150,11 @@ double nn_forward_flops(const struct nn_model *m)
         flops += 2.0 * m->sizes[l] * m->sizes[l + 1];
     return flops;
 }
+
+double nn_train_flops(const struct nn_model *m)
+{
+    double flops = 0.0;
+    for (int l = 0; l + 1 < m->nsizes; l++)
+        flops += (l == 0 ? 2.0 : 3.0) * 2.0 * m->sizes[l] * m->sizes[l + 1];
+    return flops;
+}

@@ -141,14 +141,13 @@ static int measure(const struct dataset *ds, const char *layers, int batch,
     return status;
 }
 
-static double forward_flops(const char *layers)
+// The matmul FLOPs of a training step per image, for a model given by its
+// sizes (nn_train_flops reads nothing else).
+static double train_flops(const char *layers)
 {
-    int sizes[NN_MAX_LAYERS + 1];
-    int n = nn_parse_sizes(layers, sizes, NN_MAX_LAYERS + 1);
-    double f = 0;
-    for (int l = 0; l + 1 < n; l++)
-        f += 2.0 * sizes[l] * sizes[l + 1];
-    return f;
+    struct nn_model m = {0};
+    m.nsizes = nn_parse_sizes(layers, m.sizes, NN_MAX_LAYERS + 1);
+    return nn_train_flops(&m);
 }
 
 static int wanted(const struct options *o, const char *backend)
@@ -172,9 +171,7 @@ static void row(FILE *csv, const char *model, const char *backend, int threads, 
 {
     double per_epoch = r->step_s * ((double)EPOCH_IMAGES / batch);
     double images_s = batch / r->step_s;
-    // A training step is about three forward passes of matmul work: the
-    // forward, and the backward's two GEMMs per layer.
-    double gflops = 3.0 * flops_per_image * images_s / 1e9;
+    double gflops = flops_per_image * images_s / 1e9;
     struct peak p = peak_get(isa_best(), threads);
     double pct = p.gflops > 0 ? 100.0 * gflops / p.gflops : 0.0;
     printf("%-14s %-9s %2d  %5d  %9.3f s  %9.0f  %7.1f  %5.1f %%\n", model, backend, threads,
@@ -356,7 +353,7 @@ int main(int argc, char **argv)
                 if (measure(&ds, configs[c].layers, configs[c].batch, be, steps, 0, &r) != 0)
                     goto out;
                 row(csv, configs[c].model, be->name, thread_list[t], configs[c].batch, &r,
-                    forward_flops(configs[c].layers));
+                    train_flops(configs[c].layers));
             }
         }
     }
@@ -372,7 +369,7 @@ int main(int argc, char **argv)
             if (measure(&ds, c->layers, sweep_batches[i], gemm_backend_find("auto"), o.steps, 0,
                         &r) != 0)
                 goto out;
-            row(csv, c->model, "auto", top, sweep_batches[i], &r, forward_flops(c->layers));
+            row(csv, c->model, "auto", top, sweep_batches[i], &r, train_flops(c->layers));
         }
     }
 
