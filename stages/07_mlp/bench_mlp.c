@@ -373,31 +373,37 @@ int main(int argc, char **argv)
         }
     }
 
-    // Where an epoch goes: the auto backend wrapped in the timing one.
+    // Where an epoch goes: the auto backend wrapped in the timing one, on
+    // each thread count, since the parts do not scale alike.
     if (o.breakdown && wanted(&o, "auto")) {
         if (!(bd = open_out(o.breakdown, &ds, top)))
             goto out;
         fprintf(bd, "model,backend,threads,batch,part,seconds_per_epoch,share\n");
-        printf("\nwhere an epoch goes (auto backend, %d thread%s):\n", top, top == 1 ? "" : "s");
-        omp_set_num_threads(top);
         timed_inner = gemm_backend_find("auto");
-        for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
-            struct measure r;
-            if (measure(&ds, configs[c].layers, configs[c].batch, &timed, o.steps, 1, &r) != 0)
-                goto out;
-            double per = (double)EPOCH_IMAGES / configs[c].batch;
-            // The step's time less its GEMMs, optimizer and data: the
-            // elementwise ops, the loss, and the tape's own bookkeeping. (The
-            // optimizer is timed apart, so on a noisy run the parts can add
-            // up to a little more than the step: then this is 0.)
-            double rest = r.step_s - r.gemm_s - r.optim_s - r.data_s;
-            const char *parts[] = {"gemm", "elementwise_loss", "optimizer", "data", "total"};
-            double secs[] = {r.gemm_s, rest > 0 ? rest : 0, r.optim_s, r.data_s, r.step_s};
-            for (int p = 0; p < 5; p++) {
-                fprintf(bd, "%s,auto,%d,%d,%s,%.6f,%.4f\n", configs[c].model, top,
-                        configs[c].batch, parts[p], secs[p] * per, secs[p] / r.step_s);
-                printf("  %-14s batch %3d  %-16s %8.4f s/epoch  %5.1f %%\n", configs[c].model,
-                       configs[c].batch, parts[p], secs[p] * per, 100 * secs[p] / r.step_s);
+        for (int t = 0; t < nthreads; t++) {
+            int threads = thread_list[t];
+            printf("\nwhere an epoch goes (auto backend, %d thread%s):\n", threads,
+                   threads == 1 ? "" : "s");
+            omp_set_num_threads(threads);
+            for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
+                struct measure r;
+                if (measure(&ds, configs[c].layers, configs[c].batch, &timed, o.steps, 1, &r) != 0)
+                    goto out;
+                double per = (double)EPOCH_IMAGES / configs[c].batch;
+                // The step's time less its GEMMs, optimizer and data: the
+                // elementwise ops, the loss, and the tape's own bookkeeping.
+                // (The optimizer is timed apart, so on a noisy run the parts
+                // can add up to a little more than the step: then this is 0.)
+                double rest = r.step_s - r.gemm_s - r.optim_s - r.data_s;
+                const char *parts[] = {"gemm", "elementwise_loss", "optimizer", "data", "total"};
+                double secs[] = {r.gemm_s, rest > 0 ? rest : 0, r.optim_s, r.data_s, r.step_s};
+                for (int p = 0; p < 5; p++) {
+                    fprintf(bd, "%s,auto,%d,%d,%s,%.6f,%.4f\n", configs[c].model, threads,
+                            configs[c].batch, parts[p], secs[p] * per, secs[p] / r.step_s);
+                    printf("  %-14s batch %3d  %-16s %8.4f s/epoch  %5.1f %%\n",
+                           configs[c].model, configs[c].batch, parts[p], secs[p] * per,
+                           100 * secs[p] / r.step_s);
+                }
             }
         }
     }
