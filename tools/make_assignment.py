@@ -160,6 +160,7 @@ KIT_FILES = {
     7: ["common/data/*", "common/nn/*", "tests/golden/nn_*", "tools/mlp-plot.sh",
         "tools/grade-mlp.sh", "tools/torch_mlp.py", "datasets/README.md", "datasets/SHA256SUMS",
         "datasets/sample/*"],
+    8: ["common/conv/*", "tests/golden/conv_*"],
 }
 
 

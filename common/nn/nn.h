@@ -41,6 +41,13 @@ struct nn_model {
 // a message in err (a size out of 1..65536, too many layers, out of memory).
 int nn_mlp_init(struct nn_model *m, int nsizes, const int *sizes, uint64_t seed, char *err,
                 size_t errlen);
+// Chapter 8's network (the one of the Keras and PyTorch MNIST examples):
+// conv 3×3 1→32 (28→26), ReLU, maxpool 2 (→13), conv 3×3 32→64 (→11), ReLU,
+// maxpool 2 (→5), flatten (1,600), Linear 1600→128, ReLU, Linear 128→10.
+// Its input is b×784 (sizes[0] = 784, like the MLP's), seen as b×1×28×28.
+// He-initialised from seed. Returns 0, or -1 with a message in err.
+int nn_cnn_init(struct nn_model *m, uint64_t seed, char *err, size_t errlen);
+
 // Parses "784,256,10" into sizes (at most max). Returns the count, or -1.
 int nn_parse_sizes(const char *text, int *sizes, int max);
 void nn_model_free(struct nn_model *m);
