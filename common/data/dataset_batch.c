@@ -59,6 +59,14 @@ int dataset_batch(const struct dataset_split *s, const int *order, int start, in
         int i = order ? order[start + b] : start + b;
         const unsigned char *src = s->images + (size_t)i * s->pixels;
         float *dst = x + (size_t)b * s->pixels;
+        // In a shuffled order the next image is anywhere in 47 MB: ask for
+        // its cache lines now, so they arrive while this one is converted.
+        if (b + 1 < count) {
+            int next = order ? order[start + b + 1] : start + b + 1;
+            const unsigned char *ahead = s->images + (size_t)next * s->pixels;
+            for (int p = 0; p < s->pixels; p += 64)
+                __builtin_prefetch(ahead + p);
+        }
         for (int p = 0; p < s->pixels; p++)
             dst[p] = scale[src[p]];
         y[b] = s->labels[i];
