@@ -809,8 +809,11 @@ Test(conv, bad_shapes_are_clear_errors)
     const struct {
         int h, w, stride, pad;
         const char *want;
-    } bad[] = {{2, 9, 1, 0, "x is 2×3×2×9"}, {7, 9, 0, 1, "stride 0"}, {7, 9, 1, -1, "pad -1"}};
-    for (int i = 0; i < 3; i++) {
+    } bad[] = {{2, 9, 1, 0, "x is 2×3×2×9"},
+               {7, 9, 0, 1, "stride 0"},
+               {7, 9, 1, -1, "pad -1"},
+               {7, 9, 1, 1 << 30, "pad 1073741824"}};
+    for (int i = 0; i < 4; i++) {
         tape_clear(t);
         x = tensor_new(t, 4, (int[]){2, 3, bad[i].h, bad[i].w});
         cr_assert_null(op_conv2d_relu(t, x, w3, b, bad[i].stride, bad[i].pad));

@@ -10,7 +10,12 @@
 // count, the tape's backend (OpenBLAS, say) need not be safe to call from
 // several threads at once, and tape_gemm records errors on the tape, which
 // is not. dW sums the images' shares in image order, the same on any count.
-#include <string.h>
+//
+// Memory. The im2col path keeps every image's col matrix (n·K·P floats, K =
+// c·kh·kw, P = oh·ow) in the arena for the backward's dW, and the backward
+// reuses it for dcol: no second copy, no second im2col. The direct path
+// keeps none and makes them in the backward, only when dx or dw is wanted.
+#include <limits.h>
 
 #include "arena.h"
 #include "conv.h"
@@ -45,8 +50,9 @@ static int bad_shapes(const struct tensor *x, const struct tensor *w, const stru
     if (x->ndim != 4 || w->ndim != 4 || bias->ndim != 1 || w->shape[1] != x->shape[1] ||
         bias->shape[0] != w->shape[0] || stride < 1 || pad < 0)
         return 1;
-    // The filter must fit in the padded image.
-    return x->shape[2] + 2 * pad < w->shape[2] || x->shape[3] + 2 * pad < w->shape[3];
+    // The padded image's sides must be ints, and the filter must fit in it.
+    long ph = x->shape[2] + 2L * pad, pw = x->shape[3] + 2L * pad;
+    return ph > INT_MAX || pw > INT_MAX || ph < w->shape[2] || pw < w->shape[3];
 }
 
 // The images' col matrices, K×P each, one after another: im2col of every
