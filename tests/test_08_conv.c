@@ -17,6 +17,7 @@
 #include "conv.h"
 #include "conv_direct.h"
 #include "cpu.h"
+#include "gemm_backend.h"
 #include "golden.h"
 #include "mat.h"
 #include "ops.h"
@@ -126,8 +127,10 @@ static float *copy_of(const float *v, long n)
 }
 
 // Runs op_conv2d (or op_conv2d_relu; with relu_after, op_conv2d then
-// op_relu) on the given path, then the backward of L = Σ dy ⊙ y.
+// op_relu) on the given path, then the backward of L = Σ dy ⊙ y. The tape
+// uses the GEMM backend `backend` (NULL: auto).
 enum conv_op { PLAIN, FUSED, RELU_AFTER };
+static const struct gemm_backend *backend;
 
 static struct conv_result run_conv(const struct conv_case *k, enum conv_path path,
                                    enum conv_op how, const float *xf, const float *wf,
@@ -142,7 +145,7 @@ static struct conv_result run_conv(const struct conv_case *k, enum conv_path pat
     memcpy(w->data, wf, sizeof(float) * (size_t)w->size);
     memcpy(b->data, bf, sizeof(float) * (size_t)b->size);
     conv_set_path(path);
-    struct tape *t = tape_new(NULL);
+    struct tape *t = tape_new(backend);
     struct tensor *y = how == FUSED ? op_conv2d_relu(t, x, w, b, k->stride, k->pad)
                                     : op_conv2d(t, x, w, b, k->stride, k->pad);
     if (how == RELU_AFTER)
@@ -427,6 +430,34 @@ Test(conv, every_path_agrees_with_im2col, .timeout = 120)
             }
             result_free(&want);
         }
+        free(xf);
+        free(wf);
+        free(bf);
+        free(dyf);
+    }
+}
+
+// Every GEMM backend must honour beta = 1 (the forward adds onto the bias,
+// dW accumulates over the images) and both transposes (dW = dy·colᵀ,
+// dcol = wᵀ·dy): each gives what auto gives, on each GEMM path.
+Test(conv, every_gemm_backend_agrees, .timeout = 120)
+{
+    const struct conv_case cases[] = {{2, 3, 7, 9, 5, 3, 3, 2, 1}, {2, 6, 5, 7, 4, 1, 1, 1, 0}};
+    int count;
+    const struct gemm_backend *all = gemm_backend_all(&count);
+    for (int s = 0; s < 2; s++) {
+        const struct conv_case *k = &cases[s];
+        float *xf = filled(x_size(k), 980 + s), *wf = filled(w_size(k), 982 + s),
+              *bf = filled(k->oc, 984 + s), *dyf = filled(y_size(k), 986 + s);
+        struct conv_result want = run_conv(k, CONV_AUTO, PLAIN, xf, wf, bf, dyf);
+        for (int i = 0; i < count; i++) {
+            backend = &all[i];
+            struct conv_result got = run_conv(k, CONV_AUTO, PLAIN, xf, wf, bf, dyf);
+            backend = NULL;
+            expect_same_result(all[i].name, k, &want, &got);
+            result_free(&got);
+        }
+        result_free(&want);
         free(xf);
         free(wf);
         free(bf);
