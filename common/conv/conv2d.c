@@ -66,6 +66,17 @@ static void im2col_batch(const struct conv_dims *d, const float *x, float *col)
                col + i * d->K * d->P);
 }
 
+// One image's output (oc planes of P) starts as the bias; the GEMM (beta =
+// 1) or the direct kernel adds the convolution onto it, and the fused ReLU
+// follows at once: the image's output is written, summed into and clipped
+// while it is in cache, not in three passes over the whole batch.
+static void fill_bias(float *y, const float *bias, int oc, long P)
+{
+    for (int o = 0; o < oc; o++)
+        for (long p = 0; p < P; p++)
+            y[o * P + p] = bias[o];
+}
+
 // listing: conv_forward
 static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward_fn *backward,
                                    struct tensor *x, struct tensor *w, struct tensor *bias,
@@ -93,20 +104,13 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
     enum conv_path path = conv_choose(d.c, d.h, d.w, d.oc, d.kh, d.kw, stride, pad);
     long xs = (long)d.c * d.h * d.w, ys = (long)d.oc * d.P;
 
-    // Every output plane starts as its bias; the GEMM (beta = 1) or the
-    // direct kernel adds the convolution onto it.
-#pragma omp parallel for schedule(static)
-    for (int i = 0; i < d.n; i++)
-        for (int o = 0; o < d.oc; o++)
-            for (long p = 0; p < d.P; p++)
-                y->data[i * ys + o * d.P + p] = bias->data[o];
-
     float *col = NULL;
     const struct vec_kernels *v = vec_current();
     if (path == CONV_DIRECT) {
         conv_direct_fn *kernel = conv_direct_kernel();
 #pragma omp parallel for schedule(static)
         for (int i = 0; i < d.n; i++) {
+            fill_bias(y->data + i * ys, bias->data, d.oc, d.P);
             kernel(x->data + i * xs, d.c, d.h, d.w, w->data, d.oc, pad, y->data + i * ys);
             if (relu)
                 v->relu(ys, y->data + i * ys, y->data + i * ys);
@@ -124,6 +128,7 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
         for (int i = 0; i < d.n; i++) {
             // y_i (oc×P) += w (oc×K) · B_i (K×P)
             const float *b = path == CONV_IM2COL ? col + i * d.K * d.P : x->data + i * xs;
+            fill_bias(y->data + i * ys, bias->data, d.oc, d.P);
             if (tape_gemm(t, op, GEMM_NOTRANS, GEMM_NOTRANS, d.oc, (int)d.P, (int)d.K, w->data,
                           (int)d.K, b, (int)d.P, 1.0f, y->data + i * ys, (int)d.P) != 0)
                 return NULL;
