@@ -768,11 +768,11 @@ static void tiny_free(struct tiny *m)
 }
 
 // The same bits on one thread and on two, on every path: each image (and
-// each pooling plane) is one thread's, and the GEMMs do not depend on the
-// thread count.
+// each pooling plane) is one thread's, the GEMMs do not depend on the
+// thread count, and dW is summed in runs of images fixed by the batch size.
 Test(conv, same_bits_on_one_and_two_threads)
 {
-    enum { N = 5 };
+    enum { N = 37 };  // runs of two and three images for dW, on either count
     float *images = filled((long)N * 12 * 11, 77);
     int threads = omp_get_max_threads();
     const enum conv_path paths[] = {CONV_AUTO, CONV_IM2COL, CONV_1X1, CONV_DIRECT};

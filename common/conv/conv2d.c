@@ -2,14 +2,19 @@
 // 1×1 GEMM on x in place, the direct 3×3 kernel; the backward of all three
 // goes through the GEMMs of the im2col path. Optionally fused with ReLU.
 //
-// Threads. The copies (im2col, col2im) and the direct kernel run over the
-// images of the batch with OpenMP: each image is one thread's, start to
-// end, so the bits do not depend on the thread count. The GEMMs run one
-// image after another, outside any parallel region, each on as many threads
-// as gemm() gives its shape: gemm() promises the same bits on any thread
-// count, the tape's backend (OpenBLAS, say) need not be safe to call from
-// several threads at once, and tape_gemm records errors on the tape, which
-// is not. dW sums the images' shares in image order, the same on any count.
+// Threads. Images are independent: the forward, im2col, each image's GEMM
+// and the fused ReLU, runs over the batch with OpenMP, one image per
+// thread from start to end. The GEMM is called from inside the parallel
+// region; gemm()'s own threads then run as an inner team of one (nested
+// parallelism is off by default) and give the same bits as on any thread
+// count, and it keeps its packing buffers per thread. One GEMM per image on
+// one core each beats splitting a GEMM this small between cores. The
+// backward's dW sums over images, so the batch is cut into GROUPS fixed runs
+// of images (fixed by n, never by the thread count): each run sums its
+// images' shares in order into its own partial dW, and the partials are
+// added in order at the end. Every result is thus the same bits on any
+// number of threads. The tape is not safe for threads: failures inside a
+// parallel region are counted and reported once after it.
 //
 // Memory. The im2col path keeps every image's col matrix (n·K·P floats, K =
 // c·kh·kw, P = oh·ow) in the arena for the backward's dW, and the backward
@@ -55,15 +60,13 @@ static int bad_shapes(const struct tensor *x, const struct tensor *w, const stru
     return ph > INT_MAX || pw > INT_MAX || ph < w->shape[2] || pw < w->shape[3];
 }
 
-// The images' col matrices, K×P each, one after another: im2col of every
-// image of x, over the batch.
-static void im2col_batch(const struct conv_dims *d, const float *x, float *col)
+// The batch in GROUPS runs of images for the backward's dW (see above):
+// run g is images group_first(g, n) .. group_first(g + 1, n) − 1.
+enum { GROUPS = 16 };
+
+static int group_first(int g, int n)
 {
-    long xs = (long)d->c * d->h * d->w;
-#pragma omp parallel for schedule(static)
-    for (int i = 0; i < d->n; i++)
-        im2col(x + i * xs, d->c, d->h, d->w, d->kh, d->kw, d->stride, d->pad,
-               col + i * d->K * d->P);
+    return (int)((long)g * n / GROUPS);
 }
 
 // One image's output (oc planes of P) starts as the bias; the GEMM (beta =
@@ -104,38 +107,43 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
     enum conv_path path = conv_choose(d.c, d.h, d.w, d.oc, d.kh, d.kw, stride, pad);
     long xs = (long)d.c * d.h * d.w, ys = (long)d.oc * d.P;
 
+    // im2col: the GEMM's B is the image's col matrix, K×P, kept for the
+    // backward. 1×1: B is the image itself, c×(h·w), the same matrix with
+    // no copy.
     float *col = NULL;
-    const struct vec_kernels *v = vec_current();
-    if (path == CONV_DIRECT) {
-        conv_direct_fn *kernel = conv_direct_kernel();
-#pragma omp parallel for schedule(static)
-        for (int i = 0; i < d.n; i++) {
-            fill_bias(y->data + i * ys, bias->data, d.oc, d.P);
-            kernel(x->data + i * xs, d.c, d.h, d.w, w->data, d.oc, pad, y->data + i * ys);
-            if (relu)
-                v->relu(ys, y->data + i * ys, y->data + i * ys);
-        }
-    } else {
-        // im2col: B is the image's col matrix, K×P. 1×1: B is the image
-        // itself, c×(h·w), which is the same matrix with no copy.
-        if (path == CONV_IM2COL) {
-            col = arena_alloc(tape_arena(t), sizeof(float) * (size_t)(d.n * d.K * d.P));
-            if (!col)
-                return tape_fail(t, "%s: out of memory for im2col's %ld×%ld matrices", op, d.K,
-                                 d.P);
-            im2col_batch(&d, x->data, col);
-        }
-        for (int i = 0; i < d.n; i++) {
-            // y_i (oc×P) += w (oc×K) · B_i (K×P)
-            const float *b = path == CONV_IM2COL ? col + i * d.K * d.P : x->data + i * xs;
-            fill_bias(y->data + i * ys, bias->data, d.oc, d.P);
-            if (tape_gemm(t, op, GEMM_NOTRANS, GEMM_NOTRANS, d.oc, (int)d.P, (int)d.K, w->data,
-                          (int)d.K, b, (int)d.P, 1.0f, y->data + i * ys, (int)d.P) != 0)
-                return NULL;
-            if (relu)  // while the image's output is still in cache
-                v->relu(ys, y->data + i * ys, y->data + i * ys);
-        }
+    if (path == CONV_IM2COL) {
+        col = arena_alloc(tape_arena(t), sizeof(float) * (size_t)(d.n * d.K * d.P));
+        if (!col)
+            return tape_fail(t, "%s: out of memory for im2col's %ld×%ld matrices", op, d.K,
+                             d.P);
     }
+    const struct gemm_backend *be = tape_backend(t);
+    conv_direct_fn *kernel = conv_direct_kernel();
+    const struct vec_kernels *v = vec_current();
+    int failed = 0;
+#pragma omp parallel for schedule(static) reduction(|| : failed)
+    for (int i = 0; i < d.n; i++) {
+        const float *xi = x->data + i * xs;
+        float *yi = y->data + i * ys;
+        fill_bias(yi, bias->data, d.oc, d.P);
+        if (path == CONV_DIRECT) {
+            kernel(xi, d.c, d.h, d.w, w->data, d.oc, pad, yi);
+        } else {
+            const float *b = xi;
+            if (path == CONV_IM2COL) {
+                im2col(xi, d.c, d.h, d.w, d.kh, d.kw, stride, pad, col + i * d.K * d.P);
+                b = col + i * d.K * d.P;
+            }
+            // y_i (oc×P) += w (oc×K) · B_i (K×P)
+            if (be->run(GEMM_NOTRANS, GEMM_NOTRANS, d.oc, (int)d.P, (int)d.K, 1.0f, w->data,
+                        (int)d.K, b, (int)d.P, 1.0f, yi, (int)d.P) != 0)
+                failed = 1;
+        }
+        if (relu)
+            v->relu(ys, yi, yi);
+    }
+    if (failed)
+        return tape_fail(t, "%s: the %s GEMM backend ran out of memory", op, be->name);
 
     if (y->requires_grad) {
         int *saved = arena_alloc(tape_arena(t), sizeof(int) * SAVED_COUNT);
@@ -153,6 +161,21 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
 }
 // end listing
 
+// What the backward of one run of images reads and writes.
+struct conv_back {
+    struct conv_dims d;
+    enum conv_path path;
+    int relu;
+    const struct gemm_backend *be;
+    const float *x, *w, *y, *dy;
+    float *dx;      // NULL when x needs no gradient
+    float *col;     // the forward's col matrices (im2col path), else NULL
+    float *dw_run;  // GROUPS partial sums of dw (oc×K each), or NULL
+    float *db_run;  // GROUPS partial sums of dbias (oc each), or NULL
+    float *masked;  // GROUPS scratch gradients (oc×P each) when ReLU is fused
+    float *scratch; // GROUPS col matrices (K×P each) for the direct path, else NULL
+};
+
 // listing: conv_backward
 // y_i = w·col_i + bias, per image, with w oc×K, col_i K×P, y_i oc×P. As for
 // a matmul (chapter 6):
@@ -160,76 +183,107 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
 //   dcol_i (K×P) = wᵀ (K×oc) · dy_i (oc×P), then col2im adds it into dx_i
 //   dbias[o]    += Σ_i Σ_p dy_i[o][p]
 // With ReLU fused, dy_i is first masked by y_i > 0 (the ReLU's own backward).
-static int conv_backward_common(struct tape *t, struct tape_node *node, int relu)
+// This does the images of run g, adding dw and dbias into the run's own
+// partial sums. Returns 0, or -1 when the GEMM backend ran out of memory.
+static int backward_run(const struct conv_back *b, int g)
 {
-    struct tensor *x = node->in[0], *w = node->in[1], *bias = node->in[2], *y = node->out;
-    const int *saved = node->labels;
-    struct conv_dims d = dims_of(x, w, saved[SAVED_STRIDE], saved[SAVED_PAD]);
-    enum conv_path path = (enum conv_path)saved[SAVED_PATH];
-    long xs = (long)d.c * d.h * d.w, ys = (long)d.oc * d.P;
-    struct arena *a = tape_arena(t);
-    float *dx = x->requires_grad ? tape_grad(t, x) : NULL;
-    float *dw = w->requires_grad ? tape_grad(t, w) : NULL;
-    float *dbias = bias->requires_grad ? tape_grad(t, bias) : NULL;
-    if ((x->requires_grad && !dx) || (w->requires_grad && !dw) ||
-        (bias->requires_grad && !dbias))
-        return -1;
-
-    // col: the forward's matrices (im2col), x itself (1×1), or made again
-    // here (the direct path kept none). It also receives dcol (not for 1×1).
-    float *col = node->saved;
-    if (path == CONV_DIRECT && (dw || dx)) {
-        col = arena_alloc(a, sizeof(float) * (size_t)(d.n * d.K * d.P));
-        if (!col) {
-            tape_fail(t, "%s backward: out of memory for im2col's matrices", node->op);
-            return -1;
-        }
-        im2col_batch(&d, x->data, col);
-    }
-    // One image's masked gradient, when ReLU is fused.
-    float *masked = relu ? arena_alloc(a, sizeof(float) * (size_t)ys) : NULL;
-    if (relu && !masked) {
-        tape_fail(t, "%s backward: out of memory", node->op);
-        return -1;
-    }
-
-    for (int i = 0; i < d.n; i++) {
-        const float *g = y->grad + i * ys, *yi = y->data + i * ys;
-        if (relu) {
+    const struct conv_dims *d = &b->d;
+    long xs = (long)d->c * d->h * d->w, ys = (long)d->oc * d->P, cs = d->K * d->P;
+    float *dw = b->dw_run ? b->dw_run + g * d->oc * d->K : NULL;
+    float *db = b->db_run ? b->db_run + g * d->oc : NULL;
+    for (int i = group_first(g, d->n); i < group_first(g + 1, d->n); i++) {
+        const float *dy = b->dy + i * ys, *xi = b->x + i * xs;
+        if (b->relu) {
+            const float *yi = b->y + i * ys;
+            float *m = b->masked + g * ys;
             for (long j = 0; j < ys; j++)
-                masked[j] = yi[j] > 0.0f ? g[j] : 0.0f;
-            g = masked;
+                m[j] = yi[j] > 0.0f ? dy[j] : 0.0f;
+            dy = m;
         }
-        for (int o = 0; dbias && o < d.oc; o++)
-            for (long p = 0; p < d.P; p++)
-                dbias[o] += g[o * d.P + p];
-        const float *coli = path == CONV_1X1 ? x->data + i * xs : col ? col + i * d.K * d.P : NULL;
-        // BEGIN SOLUTION task 8.2: dw += g·col_iᵀ; then dcol_i = wᵀ·g into col_i (1×1: dx_i += wᵀ·g), each one GEMM
-        if (dw && tape_gemm(t, node->op, GEMM_NOTRANS, GEMM_TRANS, d.oc, (int)d.K, (int)d.P, g,
-                            (int)d.P, coli, (int)d.P, 1.0f, dw, (int)d.K) != 0)
+        for (int o = 0; db && o < d->oc; o++)
+            for (long p = 0; p < d->P; p++)
+                db[o] += dy[o * d->P + p];
+        // col_i: where the forward left it (im2col), x_i itself (1×1), or
+        // made here (direct). dcol_i takes col_i's place once dw has used it.
+        float *dcol = b->col ? b->col + i * cs : b->scratch ? b->scratch + g * cs : NULL;
+        const float *col = b->path == CONV_1X1 ? xi : dcol;
+        if (b->path == CONV_DIRECT && dw)
+            im2col(xi, d->c, d->h, d->w, d->kh, d->kw, d->stride, d->pad, dcol);
+        // BEGIN SOLUTION task 8.2: dw += dy_i·col_iᵀ; dcol_i = wᵀ·dy_i, then col2im into dx_i (1×1: dx_i += wᵀ·dy_i), each one GEMM
+        if (dw && b->be->run(GEMM_NOTRANS, GEMM_TRANS, d->oc, (int)d->K, (int)d->P, 1.0f, dy,
+                             (int)d->P, col, (int)d->P, 1.0f, dw, (int)d->K) != 0)
             return -1;
-        if (dx && path == CONV_1X1) {
-            if (tape_gemm(t, node->op, GEMM_TRANS, GEMM_NOTRANS, (int)d.K, (int)d.P, d.oc,
-                          w->data, (int)d.K, g, (int)d.P, 1.0f, dx + i * xs, (int)d.P) != 0)
+        if (b->dx && b->path == CONV_1X1) {
+            if (b->be->run(GEMM_TRANS, GEMM_NOTRANS, (int)d->K, (int)d->P, d->oc, 1.0f, b->w,
+                           (int)d->K, dy, (int)d->P, 1.0f, b->dx + i * xs, (int)d->P) != 0)
                 return -1;
-        } else if (dx) {
-            // col_i has given dW its share: dcol_i takes its place.
-            if (tape_gemm(t, node->op, GEMM_TRANS, GEMM_NOTRANS, (int)d.K, (int)d.P, d.oc,
-                          w->data, (int)d.K, g, (int)d.P, 0.0f, col + i * d.K * d.P,
-                          (int)d.P) != 0)
+        } else if (b->dx) {
+            if (b->be->run(GEMM_TRANS, GEMM_NOTRANS, (int)d->K, (int)d->P, d->oc, 1.0f, b->w,
+                           (int)d->K, dy, (int)d->P, 0.0f, dcol, (int)d->P) != 0)
                 return -1;
+            col2im(dcol, d->c, d->h, d->w, d->kh, d->kw, d->stride, d->pad, b->dx + i * xs);
         }
-        // stub: (void)g; (void)coli; (void)xs;
+        // stub: (void)dy; (void)col; (void)dcol; (void)dw;
         // END SOLUTION
-    }
-    if (dx && path != CONV_1X1) {
-#pragma omp parallel for schedule(static)
-        for (int i = 0; i < d.n; i++)
-            col2im(col + i * d.K * d.P, d.c, d.h, d.w, d.kh, d.kw, d.stride, d.pad, dx + i * xs);
     }
     return 0;
 }
 // end listing
+
+static float *scratch(struct tape *t, const char *op, int wanted, long floats, int zeroed)
+{
+    if (!wanted)
+        return NULL;
+    size_t bytes = sizeof(float) * (size_t)floats;
+    float *p = zeroed ? arena_calloc(tape_arena(t), bytes) : arena_alloc(tape_arena(t), bytes);
+    if (!p)
+        tape_fail(t, "%s backward: out of memory for %ld floats of scratch", op, floats);
+    return p;
+}
+
+// The runs of images in parallel, then their partial sums added into dw and
+// dbias in run order.
+static int conv_backward_common(struct tape *t, struct tape_node *node, int relu)
+{
+    struct tensor *x = node->in[0], *w = node->in[1], *bias = node->in[2], *y = node->out;
+    const int *saved = node->labels;
+    struct conv_back b = {dims_of(x, w, saved[SAVED_STRIDE], saved[SAVED_PAD]),
+                          (enum conv_path)saved[SAVED_PATH], relu, tape_backend(t), x->data,
+                          w->data, y->data, y->grad, NULL, node->saved, NULL, NULL, NULL, NULL};
+    const struct conv_dims *d = &b.d;
+    float *dw = w->requires_grad ? tape_grad(t, w) : NULL;
+    float *dbias = bias->requires_grad ? tape_grad(t, bias) : NULL;
+    b.dx = x->requires_grad ? tape_grad(t, x) : NULL;
+    if ((x->requires_grad && !b.dx) || (w->requires_grad && !dw) ||
+        (bias->requires_grad && !dbias))
+        return -1;
+    long runs = GROUPS;
+    int direct = b.path == CONV_DIRECT;
+    b.dw_run = scratch(t, node->op, dw != NULL, runs * d->oc * d->K, 1);
+    b.db_run = scratch(t, node->op, dbias != NULL, runs * d->oc, 1);
+    b.masked = scratch(t, node->op, relu, runs * d->oc * d->P, 0);
+    b.scratch = scratch(t, node->op, direct && (dw || b.dx), runs * d->K * d->P, 0);
+    if (tape_failed(t))
+        return -1;
+    int failed = 0;
+#pragma omp parallel for schedule(static) reduction(|| : failed)
+    for (int g = 0; g < GROUPS; g++)
+        if (backward_run(&b, g) != 0)
+            failed = 1;
+    if (failed) {
+        tape_fail(t, "%s backward: the %s GEMM backend ran out of memory", node->op,
+                  b.be->name);
+        return -1;
+    }
+    const struct vec_kernels *v = vec_current();
+    for (int g = 0; g < GROUPS; g++) {
+        if (dw)
+            v->add_to(d->oc * d->K, dw, b.dw_run + g * d->oc * d->K);
+        if (dbias)
+            v->add_to(d->oc, dbias, b.db_run + g * d->oc);
+    }
+    return 0;
+}
 
 static int conv_backward(struct tape *t, struct tape_node *node)
 {
