@@ -21,6 +21,7 @@
 // reuses it for dcol: no second copy, no second im2col. The direct path
 // keeps none and makes them in the backward, only when dx or dw is wanted.
 #include <limits.h>
+#include <string.h>
 
 #include "arena.h"
 #include "conv.h"
@@ -167,6 +168,7 @@ struct conv_back {
     enum conv_path path;
     int relu;
     const struct gemm_backend *be;
+    const struct vec_kernels *vec;
     const float *x, *w, *y, *dy;
     float *dx;      // NULL when x needs no gradient
     float *col;     // the forward's col matrices (im2col path), else NULL
@@ -209,10 +211,9 @@ static int backward_run(const struct conv_back *b, int g)
     for (int i = group_first(g, d->n); i < group_first(g + 1, d->n); i++) {
         const float *dy = b->dy + i * ys, *xi = b->x + i * xs;
         if (b->relu) {
-            const float *yi = b->y + i * ys;
             float *m = b->masked + g * ys;
-            for (long j = 0; j < ys; j++)
-                m[j] = yi[j] > 0.0f ? dy[j] : 0.0f;
+            memset(m, 0, sizeof(float) * (size_t)ys);
+            b->vec->relu_backward(ys, m, b->y + i * ys, dy);  // m = dy where y > 0
             dy = m;
         }
         for (int o = 0; db && o < d->oc; o++)
@@ -262,8 +263,20 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
     struct tensor *x = node->in[0], *w = node->in[1], *bias = node->in[2], *y = node->out;
     const int *saved = node->labels;
     struct conv_back b = {dims_of(x, w, saved[SAVED_STRIDE], saved[SAVED_PAD]),
-                          (enum conv_path)saved[SAVED_PATH], relu, tape_backend(t), x->data,
-                          w->data, y->data, y->grad, NULL, node->saved, NULL, NULL, NULL, NULL};
+                          (enum conv_path)saved[SAVED_PATH],
+                          relu,
+                          tape_backend(t),
+                          vec_current(),
+                          x->data,
+                          w->data,
+                          y->data,
+                          y->grad,
+                          NULL,
+                          node->saved,
+                          NULL,
+                          NULL,
+                          NULL,
+                          NULL};
     const struct conv_dims *d = &b.d;
     float *dw = w->requires_grad ? tape_grad(t, w) : NULL;
     float *dbias = bias->requires_grad ? tape_grad(t, bias) : NULL;
@@ -289,12 +302,11 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
                   b.be->name);
         return -1;
     }
-    const struct vec_kernels *v = vec_current();
     for (int g = 0; g < GROUPS; g++) {
         if (dw)
-            v->add_to(d->oc * d->K, dw, b.dw_run + g * d->oc * d->K);
+            b.vec->add_to(d->oc * d->K, dw, b.dw_run + g * d->oc * d->K);
         if (dbias)
-            v->add_to(d->oc, dbias, b.db_run + g * d->oc);
+            b.vec->add_to(d->oc, dbias, b.db_run + g * d->oc);
     }
     return 0;
 }
