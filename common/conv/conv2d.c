@@ -262,21 +262,16 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
 {
     struct tensor *x = node->in[0], *w = node->in[1], *bias = node->in[2], *y = node->out;
     const int *saved = node->labels;
-    struct conv_back b = {dims_of(x, w, saved[SAVED_STRIDE], saved[SAVED_PAD]),
-                          (enum conv_path)saved[SAVED_PATH],
-                          relu,
-                          tape_backend(t),
-                          vec_current(),
-                          x->data,
-                          w->data,
-                          y->data,
-                          y->grad,
-                          NULL,
-                          node->saved,
-                          NULL,
-                          NULL,
-                          NULL,
-                          NULL};
+    struct conv_back b = {.d = dims_of(x, w, saved[SAVED_STRIDE], saved[SAVED_PAD]),
+                          .path = (enum conv_path)saved[SAVED_PATH],
+                          .relu = relu,
+                          .be = tape_backend(t),
+                          .vec = vec_current(),
+                          .x = x->data,
+                          .w = w->data,
+                          .y = y->data,
+                          .dy = y->grad,
+                          .col = node->saved};
     const struct conv_dims *d = &b.d;
     float *dw = w->requires_grad ? tape_grad(t, w) : NULL;
     float *dbias = bias->requires_grad ? tape_grad(t, bias) : NULL;
