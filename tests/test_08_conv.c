@@ -493,8 +493,8 @@ Test(conv, fused_relu_equals_conv_then_relu)
     }
     // One node, not two.
     struct tape *t = tape_new(NULL);
-    struct tensor *x = tensor_param(4, (int[]){1, 1, 4, 4}), *w = tensor_param(4, (int[]){1, 1, 3, 3}),
-                  *b = tensor_param(1, (int[]){1});
+    struct tensor *x = tensor_param(4, (int[]){1, 1, 4, 4});
+    struct tensor *w = tensor_param(4, (int[]){1, 1, 3, 3}), *b = tensor_param(1, (int[]){1});
     cr_assert_not_null(op_conv2d_relu(t, x, w, b, 1, 0));
     cr_assert_eq(tape_node_count(t), 1);
     tape_free(t);
@@ -522,8 +522,9 @@ static void direct_against_scalar(enum isa isa)
                     long xs = (long)c * h * w, ks = (long)oc * c * 9, ys = (long)oc * oh * ow;
                     float *x = filled(xs, 1000 + w), *k = filled(ks, 2000 + h);
                     float *want = filled(ys, 3000 + c), *got = copy_of(want, ys);
-                    float *mag = malloc(sizeof(float) * (size_t)ys), *ax = malloc(sizeof(float) * (size_t)xs),
-                          *ak = malloc(sizeof(float) * (size_t)ks);
+                    float *mag = malloc(sizeof(float) * (size_t)ys);
+                    float *ax = malloc(sizeof(float) * (size_t)xs);
+                    float *ak = malloc(sizeof(float) * (size_t)ks);
                     for (long j = 0; j < ys; j++)
                         mag[j] = fabsf(want[j]);
                     for (long j = 0; j < xs; j++)

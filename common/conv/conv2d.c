@@ -19,7 +19,8 @@
 // Memory. The im2col path keeps every image's col matrix (n·K·P floats, K =
 // c·kh·kw, P = oh·ow) in the arena for the backward's dW, and the backward
 // reuses it for dcol: no second copy, no second im2col. The direct path
-// keeps none and makes them in the backward, only when dx or dw is wanted.
+// keeps none: its backward makes each image's again, when dw is wanted, in
+// one of GROUPS scratch matrices.
 #include <limits.h>
 #include <string.h>
 
@@ -190,7 +191,9 @@ static float row_sum(const float *v, long n)
             part[l] += v[p + l];
     for (int l = 0; p < n; p++, l++)
         part[l] += v[p];
-    return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+    float low = (part[0] + part[1]) + (part[2] + part[3]);
+    float high = (part[4] + part[5]) + (part[6] + part[7]);
+    return low + high;
 }
 
 // listing: conv_backward
