@@ -19,8 +19,8 @@ typedef void conv_direct_fn(const float *x, int c, int h, int w, const float *k,
 int conv_direct_takes(int kh, int kw, int stride, int pad);
 
 // The kernel in use: the widest this CPU runs, unless conv_direct_set_isa
-// chose. Returns 0, or -1 (and changes nothing) when this CPU or build lacks
-// isa; with no NEON kernel the neon choice runs the scalar one.
+// chose, which returns 0, or -1 (and changes nothing) when this CPU or build
+// lacks isa.
 conv_direct_fn *conv_direct_kernel(void);
 int conv_direct_set_isa(enum isa isa);
 enum isa conv_direct_isa(void);
