@@ -17,6 +17,13 @@ void im2col(const float *x, int c, int h, int w, int kh, int kw, int stride, int
             for (int v = 0; v < kw; v++) {
                 float *row = col + ((long)(ch * kh + u) * kw + v) * oh * ow;
                 // BEGIN SOLUTION task 8.1: fill this row of col: for each output (r, q), x[ch][r·s+u−p][q·s+v−p], 0 in the padding
+                // Outputs q0 ≤ q < q1 read inside the row (0 ≤ q·s + v − p < w);
+                // those before and after read padding.
+                int q0 = 0, q1 = ow;
+                while (q0 < ow && q0 * stride + v - pad < 0)
+                    q0++;
+                while (q1 > q0 && (q1 - 1) * stride + v - pad >= w)
+                    q1--;
                 for (int r = 0; r < oh; r++) {
                     int iy = r * stride + u - pad;
                     float *out = row + (long)r * ow;
@@ -25,10 +32,15 @@ void im2col(const float *x, int c, int h, int w, int kh, int kw, int stride, int
                         continue;
                     }
                     const float *in = x + ((long)ch * h + iy) * w;
-                    for (int q = 0; q < ow; q++) {
-                        int ix = q * stride + v - pad;
-                        out[q] = ix >= 0 && ix < w ? in[ix] : 0.0f;
-                    }
+                    for (int q = 0; q < q0; q++)
+                        out[q] = 0.0f;
+                    if (stride == 1)  // a contiguous run: one copy
+                        memcpy(out + q0, in + q0 + v - pad, sizeof(float) * (size_t)(q1 - q0));
+                    else
+                        for (int q = q0; q < q1; q++)
+                            out[q] = in[q * stride + v - pad];
+                    for (int q = q1; q < ow; q++)
+                        out[q] = 0.0f;
                 }
                 // stub: (void)x; (void)h; (void)w; (void)stride; (void)pad; (void)row;
                 // END SOLUTION
