@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "autovec.h"
+#include "conv_direct.h"
 #include "gemm.h"
 #include "mat.h"
 #include "optim.h"
@@ -182,9 +183,58 @@ static int optim_neon_same_bits(void)
     return 1;
 }
 
+// The direct 3×3 convolution (common/conv/conv_direct_neon.c) against the
+// scalar one at every row length around the vector width, both paddings and
+// a few channel counts. It fuses multiply and add, so it agrees to a few
+// roundings of the terms' magnitudes (Σ |terms|, from the scalar kernel on
+// the absolute values). Returns 1 when it does.
+static int conv_direct_neon_agrees(void)
+{
+    enum { MAX = 5 * 12 * 14 };
+    static float x[MAX], k[MAX], want[MAX], got[MAX], mag[MAX], ax[MAX], ak[MAX];
+    const int channels[] = {1, 2, 5};
+    for (int pad = 0; pad <= 1; pad++)
+        for (int ci = 0; ci < 3; ci++)
+            for (int h = 3 - 2 * pad; h <= 5; h++)
+                for (int w = 3 - 2 * pad; w <= 14; w++) {
+                    int c = channels[ci], oc = 3, oh = h + 2 * pad - 2, ow = w + 2 * pad - 2;
+                    long xs = (long)c * h * w, ks = (long)oc * c * 9, ys = (long)oc * oh * ow;
+                    mat_fill_random(x, 1, (int)xs, (int)xs, 1 + w);
+                    mat_fill_random(k, 1, (int)ks, (int)ks, 2 + h);
+                    mat_fill_random(want, 1, (int)ys, (int)ys, 3 + c);
+                    for (long j = 0; j < ys; j++) {
+                        got[j] = want[j];
+                        mag[j] = fabsf(want[j]);
+                    }
+                    for (long j = 0; j < xs; j++)
+                        ax[j] = fabsf(x[j]);
+                    for (long j = 0; j < ks; j++)
+                        ak[j] = fabsf(k[j]);
+                    conv_direct_scalar(x, c, h, w, k, oc, pad, want);
+                    conv_direct_neon(x, c, h, w, k, oc, pad, got);
+                    conv_direct_scalar(ax, c, h, w, ak, oc, pad, mag);
+                    for (long j = 0; j < ys; j++)
+                        if (!(fabsf(got[j] - want[j]) <= 1e-6f * mag[j] + 1e-7f)) {
+                            printf("FAIL conv_direct_neon c %d, %d×%d, pad %d: y[%ld] = %.9g, "
+                                   "scalar %.9g\n", c, h, w, pad, j, got[j], want[j]);
+                            return 0;
+                        }
+                }
+    if (conv_direct_set_isa(ISA_NEON) != 0 || conv_direct_kernel() != conv_direct_neon) {
+        printf("FAIL conv_direct_neon: the dispatch does not choose the NEON kernel\n");
+        return 0;
+    }
+    printf("pass conv_direct_neon: agrees with the scalar kernel\n");
+    return 1;
+}
+
 int main(void)
 {
     int passed = 0, failed = 0;
+    if (conv_direct_neon_agrees())
+        passed++;
+    else
+        failed++;
     if (vec_neon_same_bits())
         passed++;
     else

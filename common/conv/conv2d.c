@@ -1,0 +1,332 @@
+// The convolution as one tape node, three ways (conv.h): im2col + GEMM, the
+// 1×1 GEMM on x in place, the direct 3×3 kernel; the backward of all three
+// goes through the GEMMs of the im2col path. Optionally fused with ReLU.
+//
+// Threads. Images are independent: the forward, im2col, each image's GEMM
+// and the fused ReLU, runs over the batch with OpenMP, one image per
+// thread from start to end. The GEMM is called from inside the parallel
+// region; gemm()'s own threads then run as an inner team of one (nested
+// parallelism is off by default) and give the same bits as on any thread
+// count, and it keeps its packing buffers per thread. One GEMM per image on
+// one core each beats splitting a GEMM this small between cores. The
+// backward's dW sums over images, so the batch is cut into GROUPS fixed runs
+// of images (fixed by n, never by the thread count): each run sums its
+// images' shares in order into its own partial dW, and the partials are
+// added in order at the end. Every result is thus the same bits on any
+// number of threads. The tape is not safe for threads: failures inside a
+// parallel region are counted and reported once after it.
+//
+// Memory. The im2col path keeps every image's col matrix (n·K·P floats, K =
+// c·kh·kw, P = oh·ow) in the arena for the backward's dW, and the backward
+// reuses it for dcol: no second copy, no second im2col. The direct path
+// keeps none: its backward makes each image's again, when dw is wanted, in
+// one of GROUPS scratch matrices.
+#include <limits.h>
+#include <string.h>
+
+#include "arena.h"
+#include "conv.h"
+#include "conv_direct.h"
+#include "vec.h"
+
+// What the backward needs besides the node's tensors, kept in the arena and
+// pointed to by node->labels: stride, pad and the path taken.
+enum { SAVED_STRIDE, SAVED_PAD, SAVED_PATH, SAVED_COUNT };
+
+// The sizes of one convolution, from its tensors.
+struct conv_dims {
+    int n, c, h, w, oc, kh, kw, oh, ow, stride, pad;
+    long K, P;  // the GEMM's k = c·kh·kw and n = oh·ow
+};
+
+static struct conv_dims dims_of(const struct tensor *x, const struct tensor *w, int stride,
+                                int pad)
+{
+    struct conv_dims d = {x->shape[0], x->shape[1], x->shape[2], x->shape[3], w->shape[0],
+                          w->shape[2], w->shape[3], 0, 0, stride, pad, 0, 0};
+    d.oh = (d.h + 2 * pad - d.kh) / stride + 1;
+    d.ow = (d.w + 2 * pad - d.kw) / stride + 1;
+    d.K = (long)d.c * d.kh * d.kw;
+    d.P = (long)d.oh * d.ow;
+    return d;
+}
+
+static int bad_shapes(const struct tensor *x, const struct tensor *w, const struct tensor *bias,
+                      int stride, int pad)
+{
+    if (x->ndim != 4 || w->ndim != 4 || bias->ndim != 1 || w->shape[1] != x->shape[1] ||
+        bias->shape[0] != w->shape[0] || stride < 1 || pad < 0)
+        return 1;
+    // The padded image's sides must be ints, and the filter must fit in it.
+    long ph = x->shape[2] + 2L * pad, pw = x->shape[3] + 2L * pad;
+    return ph > INT_MAX || pw > INT_MAX || ph < w->shape[2] || pw < w->shape[3];
+}
+
+// The batch in GROUPS runs of images for the backward's dW (see above):
+// run g is images group_first(g, n) .. group_first(g + 1, n) − 1.
+enum { GROUPS = 16 };
+
+static int group_first(int g, int n)
+{
+    return (int)((long)g * n / GROUPS);
+}
+
+// One image's output (oc planes of P) starts as the bias; the GEMM (beta =
+// 1) or the direct kernel adds the convolution onto it, and the fused ReLU
+// follows at once: the image's output is written, summed into and clipped
+// while it is in cache, not in three passes over the whole batch.
+static void fill_bias(float *y, const float *bias, int oc, long P)
+{
+    for (int o = 0; o < oc; o++)
+        for (long p = 0; p < P; p++)
+            y[o * P + p] = bias[o];
+}
+
+// listing: conv_forward
+static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward_fn *backward,
+                                   struct tensor *x, struct tensor *w, struct tensor *bias,
+                                   int stride, int pad, int relu)
+{
+    if (!x || !w || !bias)
+        return NULL;  // an earlier op failed: its message stands
+    if (bad_shapes(x, w, bias, stride, pad)) {
+        char sx[64], sw[64], sb[64];
+        tensor_shape_str(x, sx, sizeof sx);
+        tensor_shape_str(w, sw, sizeof sw);
+        tensor_shape_str(bias, sb, sizeof sb);
+        return tape_fail(t,
+                         "%s: x is %s, w is %s, bias is %s, stride %d, pad %d (want n×c×h×w, "
+                         "oc×c×kh×kw and oc, stride ≥ 1, pad ≥ 0, and a filter no larger than "
+                         "the padded image)",
+                         op, sx, sw, sb, stride, pad);
+    }
+    struct conv_dims d = dims_of(x, w, stride, pad);
+    struct tensor *y = tape_output(t, 4, (int[]){d.n, d.oc, d.oh, d.ow}, x, w);
+    if (!y)
+        return NULL;
+    if (tape_recording(t) && bias->requires_grad)
+        y->requires_grad = 1;
+    enum conv_path path = conv_choose(d.c, d.h, d.w, d.oc, d.kh, d.kw, stride, pad);
+    long xs = (long)d.c * d.h * d.w, ys = (long)d.oc * d.P;
+
+    // im2col: the GEMM's B is the image's col matrix, K×P, kept for the
+    // backward. 1×1: B is the image itself, c×(h·w), the same matrix with
+    // no copy.
+    float *col = NULL;
+    if (path == CONV_IM2COL) {
+        col = arena_alloc(tape_arena(t), sizeof(float) * (size_t)(d.n * d.K * d.P));
+        if (!col)
+            return tape_fail(t, "%s: out of memory for im2col's %ld×%ld matrices", op, d.K,
+                             d.P);
+    }
+    const struct gemm_backend *be = tape_backend(t);
+    conv_direct_fn *kernel = conv_direct_kernel();
+    const struct vec_kernels *v = vec_current();
+    int failed = 0;
+#pragma omp parallel for schedule(static) reduction(|| : failed)
+    for (int i = 0; i < d.n; i++) {
+        const float *xi = x->data + i * xs;
+        float *yi = y->data + i * ys;
+        fill_bias(yi, bias->data, d.oc, d.P);
+        if (path == CONV_DIRECT) {
+            kernel(xi, d.c, d.h, d.w, w->data, d.oc, pad, yi);
+        } else {
+            const float *b = xi;
+            if (path == CONV_IM2COL) {
+                im2col(xi, d.c, d.h, d.w, d.kh, d.kw, stride, pad, col + i * d.K * d.P);
+                b = col + i * d.K * d.P;
+            }
+            // y_i (oc×P) += w (oc×K) · B_i (K×P)
+            if (be->run(GEMM_NOTRANS, GEMM_NOTRANS, d.oc, (int)d.P, (int)d.K, 1.0f, w->data,
+                        (int)d.K, b, (int)d.P, 1.0f, yi, (int)d.P) != 0)
+                failed = 1;
+        }
+        if (relu)
+            v->relu(ys, yi, yi);
+    }
+    if (failed)
+        return tape_fail(t, "%s: the %s GEMM backend ran out of memory", op, be->name);
+
+    if (y->requires_grad) {
+        int *saved = arena_alloc(tape_arena(t), sizeof(int) * SAVED_COUNT);
+        struct tape_node *node = saved ? tape_record(t, op, backward, y, x, w) : NULL;
+        if (!node)
+            return tape_fail(t, "%s: out of memory for the tape", op);
+        saved[SAVED_STRIDE] = stride;
+        saved[SAVED_PAD] = pad;
+        saved[SAVED_PATH] = path;
+        node->in[2] = bias;
+        node->labels = saved;
+        node->saved = col;  // the im2col path's matrices, for dW
+    }
+    return y;
+}
+// end listing
+
+// What the backward of one run of images reads and writes.
+struct conv_back {
+    struct conv_dims d;
+    enum conv_path path;
+    int relu;
+    const struct gemm_backend *be;
+    const struct vec_kernels *vec;
+    const float *x, *w, *y, *dy;
+    float *dx;      // NULL when x needs no gradient
+    float *col;     // the forward's col matrices (im2col path), else NULL
+    float *dw_run;  // GROUPS partial sums of dw (oc×K each), or NULL
+    float *db_run;  // GROUPS partial sums of dbias (oc each), or NULL
+    float *masked;  // GROUPS scratch gradients (oc×P each) when ReLU is fused
+    float *scratch; // GROUPS col matrices (K×P each) for the direct path, else NULL
+};
+
+// Σ v[0..n−1] as eight interleaved partial sums, added at the end: eight
+// independent chains of additions instead of one (which waits four cycles
+// per element), in a fixed order, so the same bits on every run.
+static float row_sum(const float *v, long n)
+{
+    float part[8] = {0};
+    long p = 0;
+    for (; p + 8 <= n; p += 8)
+        for (int l = 0; l < 8; l++)
+            part[l] += v[p + l];
+    for (int l = 0; p < n; p++, l++)
+        part[l] += v[p];
+    float low = (part[0] + part[1]) + (part[2] + part[3]);
+    float high = (part[4] + part[5]) + (part[6] + part[7]);
+    return low + high;
+}
+
+// listing: conv_backward
+// y_i = w·col_i + bias, per image, with w oc×K, col_i K×P, y_i oc×P. As for
+// a matmul (chapter 6):
+//   dw (oc×K)   += Σ_i dy_i (oc×P) · col_iᵀ (P×K)
+//   dcol_i (K×P) = wᵀ (K×oc) · dy_i (oc×P), then col2im adds it into dx_i
+//   dbias[o]    += Σ_i Σ_p dy_i[o][p]
+// With ReLU fused, dy_i is first masked by y_i > 0 (the ReLU's own backward).
+// This does the images of run g, adding dw and dbias into the run's own
+// partial sums. Returns 0, or -1 when the GEMM backend ran out of memory.
+static int backward_run(const struct conv_back *b, int g)
+{
+    const struct conv_dims *d = &b->d;
+    long xs = (long)d->c * d->h * d->w, ys = (long)d->oc * d->P, cs = d->K * d->P;
+    float *dw = b->dw_run ? b->dw_run + g * d->oc * d->K : NULL;
+    float *db = b->db_run ? b->db_run + g * d->oc : NULL;
+    for (int i = group_first(g, d->n); i < group_first(g + 1, d->n); i++) {
+        const float *dy = b->dy + i * ys, *xi = b->x + i * xs;
+        if (b->relu) {
+            float *m = b->masked + g * ys;
+            memset(m, 0, sizeof(float) * (size_t)ys);
+            b->vec->relu_backward(ys, m, b->y + i * ys, dy);  // m = dy where y > 0
+            dy = m;
+        }
+        for (int o = 0; db && o < d->oc; o++)
+            db[o] += row_sum(dy + o * d->P, d->P);
+        // col_i: where the forward left it (im2col), x_i itself (1×1), or
+        // made here (direct). dcol_i takes col_i's place once dw has used it.
+        float *dcol = b->col ? b->col + i * cs : b->scratch ? b->scratch + g * cs : NULL;
+        const float *col = b->path == CONV_1X1 ? xi : dcol;
+        if (b->path == CONV_DIRECT && dw)
+            im2col(xi, d->c, d->h, d->w, d->kh, d->kw, d->stride, d->pad, dcol);
+        // BEGIN SOLUTION task 8.2: dw += dy_i·col_iᵀ; dcol_i = wᵀ·dy_i, then col2im into dx_i (1×1: dx_i += wᵀ·dy_i), each one GEMM
+        if (dw && b->be->run(GEMM_NOTRANS, GEMM_TRANS, d->oc, (int)d->K, (int)d->P, 1.0f, dy,
+                             (int)d->P, col, (int)d->P, 1.0f, dw, (int)d->K) != 0)
+            return -1;
+        if (b->dx && b->path == CONV_1X1) {
+            if (b->be->run(GEMM_TRANS, GEMM_NOTRANS, (int)d->K, (int)d->P, d->oc, 1.0f, b->w,
+                           (int)d->K, dy, (int)d->P, 1.0f, b->dx + i * xs, (int)d->P) != 0)
+                return -1;
+        } else if (b->dx) {
+            if (b->be->run(GEMM_TRANS, GEMM_NOTRANS, (int)d->K, (int)d->P, d->oc, 1.0f, b->w,
+                           (int)d->K, dy, (int)d->P, 0.0f, dcol, (int)d->P) != 0)
+                return -1;
+            col2im(dcol, d->c, d->h, d->w, d->kh, d->kw, d->stride, d->pad, b->dx + i * xs);
+        }
+        // stub: (void)dy; (void)col; (void)dcol; (void)dw;
+        // END SOLUTION
+    }
+    return 0;
+}
+// end listing
+
+static float *scratch(struct tape *t, const char *op, int wanted, long floats, int zeroed)
+{
+    if (!wanted)
+        return NULL;
+    size_t bytes = sizeof(float) * (size_t)floats;
+    float *p = zeroed ? arena_calloc(tape_arena(t), bytes) : arena_alloc(tape_arena(t), bytes);
+    if (!p)
+        tape_fail(t, "%s backward: out of memory for %ld floats of scratch", op, floats);
+    return p;
+}
+
+// The runs of images in parallel, then their partial sums added into dw and
+// dbias in run order.
+static int conv_backward_common(struct tape *t, struct tape_node *node, int relu)
+{
+    struct tensor *x = node->in[0], *w = node->in[1], *bias = node->in[2], *y = node->out;
+    const int *saved = node->labels;
+    struct conv_back b = {.d = dims_of(x, w, saved[SAVED_STRIDE], saved[SAVED_PAD]),
+                          .path = (enum conv_path)saved[SAVED_PATH],
+                          .relu = relu,
+                          .be = tape_backend(t),
+                          .vec = vec_current(),
+                          .x = x->data,
+                          .w = w->data,
+                          .y = y->data,
+                          .dy = y->grad,
+                          .col = node->saved};
+    const struct conv_dims *d = &b.d;
+    float *dw = w->requires_grad ? tape_grad(t, w) : NULL;
+    float *dbias = bias->requires_grad ? tape_grad(t, bias) : NULL;
+    b.dx = x->requires_grad ? tape_grad(t, x) : NULL;
+    if ((x->requires_grad && !b.dx) || (w->requires_grad && !dw) ||
+        (bias->requires_grad && !dbias))
+        return -1;
+    long runs = GROUPS;
+    int direct = b.path == CONV_DIRECT;
+    b.dw_run = scratch(t, node->op, dw != NULL, runs * d->oc * d->K, 1);
+    b.db_run = scratch(t, node->op, dbias != NULL, runs * d->oc, 1);
+    b.masked = scratch(t, node->op, relu, runs * d->oc * d->P, 0);
+    b.scratch = scratch(t, node->op, direct && (dw || b.dx), runs * d->K * d->P, 0);
+    if (tape_failed(t))
+        return -1;
+    int failed = 0;
+#pragma omp parallel for schedule(static) reduction(|| : failed)
+    for (int g = 0; g < GROUPS; g++)
+        if (backward_run(&b, g) != 0)
+            failed = 1;
+    if (failed) {
+        tape_fail(t, "%s backward: the %s GEMM backend ran out of memory", node->op,
+                  b.be->name);
+        return -1;
+    }
+    for (int g = 0; g < GROUPS; g++) {
+        if (dw)
+            b.vec->add_to(d->oc * d->K, dw, b.dw_run + g * d->oc * d->K);
+        if (dbias)
+            b.vec->add_to(d->oc, dbias, b.db_run + g * d->oc);
+    }
+    return 0;
+}
+
+static int conv_backward(struct tape *t, struct tape_node *node)
+{
+    return conv_backward_common(t, node, 0);
+}
+
+static int conv_relu_backward(struct tape *t, struct tape_node *node)
+{
+    return conv_backward_common(t, node, 1);
+}
+
+struct tensor *op_conv2d(struct tape *t, struct tensor *x, struct tensor *w, struct tensor *bias,
+                         int stride, int pad)
+{
+    return conv_forward(t, "conv2d", conv_backward, x, w, bias, stride, pad, 0);
+}
+
+struct tensor *op_conv2d_relu(struct tape *t, struct tensor *x, struct tensor *w,
+                              struct tensor *bias, int stride, int pad)
+{
+    return conv_forward(t, "conv2d_relu", conv_relu_backward, x, w, bias, stride, pad, 1);
+}

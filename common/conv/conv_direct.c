@@ -1,0 +1,95 @@
+// The direct 3×3 convolution in plain C (the reference the vector kernels are
+// tested against), and the choice of kernel at run time.
+#include <stddef.h>
+
+#include "conv_direct.h"
+
+int conv_direct_takes(int kh, int kw, int stride, int pad)
+{
+    return kh == 3 && kw == 3 && stride == 1 && (pad == 0 || pad == 1);
+}
+
+// listing: conv_direct_scalar
+// For each output row, the nine taps of each input channel each add one
+// shifted input row, scaled by one weight, onto the output row. A tap whose
+// input row lies in the padding adds nothing; at the ends of a row, the
+// columns whose tap falls in the padding are skipped.
+void conv_direct_scalar(const float *x, int c, int h, int w, const float *k, int oc, int pad,
+                        float *y)
+{
+    int oh = h + 2 * pad - 2, ow = w + 2 * pad - 2;
+    for (int o = 0; o < oc; o++)
+        for (int r = 0; r < oh; r++) {
+            float *yr = y + ((long)o * oh + r) * ow;
+            for (int ch = 0; ch < c; ch++) {
+                const float *kc = k + ((long)o * c + ch) * 9;
+                for (int u = 0; u < 3; u++) {
+                    int iy = r + u - pad;
+                    if (iy < 0 || iy >= h)
+                        continue;
+                    const float *xr = x + ((long)ch * h + iy) * w;
+                    for (int v = 0; v < 3; v++)
+                        for (int q = 0; q < ow; q++) {
+                            int ix = q + v - pad;
+                            if (ix >= 0 && ix < w)
+                                yr[q] += kc[u * 3 + v] * xr[ix];
+                        }
+                }
+            }
+        }
+}
+// end listing
+
+static conv_direct_fn *current;
+static enum isa current_isa;
+
+static conv_direct_fn *for_isa(enum isa isa)
+{
+    if (!isa_supported(isa))
+        return NULL;
+    switch (isa) {
+    case ISA_SCALAR:
+        return conv_direct_scalar;
+#if defined(__x86_64__)
+    case ISA_AVX2:
+        return conv_direct_avx2;
+    case ISA_AVX512:
+        return conv_direct_avx512;
+#endif
+#if defined(__aarch64__)
+    case ISA_NEON:
+        return conv_direct_neon;
+#endif
+    default:
+        return NULL;
+    }
+}
+
+conv_direct_fn *conv_direct_kernel(void)
+{
+    if (!current) {
+        current_isa = isa_best();
+        current = for_isa(current_isa);
+    }
+    if (!current) {
+        current_isa = ISA_SCALAR;
+        current = conv_direct_scalar;
+    }
+    return current;
+}
+
+int conv_direct_set_isa(enum isa isa)
+{
+    conv_direct_fn *f = for_isa(isa);
+    if (!f)
+        return -1;
+    current = f;
+    current_isa = isa;
+    return 0;
+}
+
+enum isa conv_direct_isa(void)
+{
+    conv_direct_kernel();
+    return current_isa;
+}

@@ -1,0 +1,142 @@
+// Pooling: 2×2 max pooling (the argmax kept for the backward) and global
+// average pooling. Each plane (one channel of one image) is one thread's,
+// so the bits do not depend on the thread count.
+#include "arena.h"
+#include "conv.h"
+
+// listing: maxpool2
+// 1 when a takes b's place as the maximum: it is larger, or it is a NaN and
+// b is not (a NaN is passed on, not hidden). !(a <= b) is true when a > b
+// and when either is a NaN; b == b is false when b is a NaN, which then
+// stays. Written with & and not &&: on random data a branch would be
+// mispredicted half the time.
+static inline int beats(float a, float b)
+{
+    return !(a <= b) & (b == b);
+}
+
+// y[r][q] = the largest of x[2r..2r+1][2q..2q+1], for one plane. where[j]
+// is the index in x (from xoff) of the element output j came from: on a tie
+// the first of the four in reading order, as PyTorch does (each comparison
+// keeps the earlier element unless the later one is strictly larger).
+static void maxpool_plane(const float *x, int h, int w, long xoff, float *y, int *where)
+{
+    int oh = h / 2, ow = w / 2;
+    for (int r = 0; r < oh; r++) {
+        const float *top = x + (long)2 * r * w, *bottom = top + w;
+        for (int q = 0; q < ow; q++) {
+            // The winner of each row's pair (0 or 1), then of the two
+            // winners; the element's place in the plane is arithmetic on
+            // them, so nothing branches.
+            int j = 2 * q;
+            int t = beats(top[j + 1], top[j]), b = beats(bottom[j + 1], bottom[j]);
+            int low = beats(bottom[j + b], top[j + t]);
+            long k = (long)(2 * r + low) * w + j + t + low * (b - t);
+            y[r * ow + q] = x[k];
+            where[r * ow + q] = (int)(xoff + k);
+        }
+    }
+}
+
+// Each output's gradient goes to the element it came from; the others in
+// its 2×2 window get nothing. A plane's outputs all come from its own plane
+// of x, so the planes can go to different threads.
+//   dx[where[j]] += dy[j]
+static int maxpool_backward(struct tape *t, struct tape_node *node)
+{
+    struct tensor *x = node->in[0], *y = node->out;
+    float *dx = tape_grad(t, x);
+    if (!dx)
+        return -1;
+    const int *where = node->labels;
+    long planes = (long)y->shape[0] * y->shape[1], ys = (long)y->shape[2] * y->shape[3];
+#pragma omp parallel for schedule(static)
+    for (long p = 0; p < planes; p++)
+        for (long j = p * ys; j < (p + 1) * ys; j++)
+            dx[where[j]] += y->grad[j];
+    return 0;
+}
+// end listing
+
+struct tensor *op_maxpool2(struct tape *t, struct tensor *x)
+{
+    if (!x)
+        return NULL;
+    if (x->ndim != 4 || x->shape[2] < 2 || x->shape[3] < 2) {
+        char sx[64];
+        tensor_shape_str(x, sx, sizeof sx);
+        return tape_fail(t, "maxpool2: x is %s (want n×c×h×w with h, w ≥ 2)", sx);
+    }
+    int n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3];
+    int oh = h / 2, ow = w / 2;
+    struct tensor *y = tape_output(t, 4, (int[]){n, c, oh, ow}, x, NULL);
+    if (!y)
+        return NULL;
+    // The argmax is needed only for the backward, but computing it costs
+    // nothing extra; in evaluation it goes to the arena and is forgotten.
+    int *where = arena_alloc(tape_arena(t), sizeof(int) * (size_t)y->size);
+    if (!where)
+        return tape_fail(t, "maxpool2: out of memory for %ld indices", y->size);
+    long planes = (long)n * c, xs = (long)h * w, ys = (long)oh * ow;
+#pragma omp parallel for schedule(static)
+    for (long p = 0; p < planes; p++)
+        maxpool_plane(x->data + p * xs, h, w, p * xs, y->data + p * ys, where + p * ys);
+    if (y->requires_grad) {
+        struct tape_node *node = tape_record(t, "maxpool2", maxpool_backward, y, x, NULL);
+        if (!node)
+            return NULL;
+        node->labels = where;
+    }
+    return y;
+}
+
+// listing: global_avgpool
+// y[i][ch] = (1/(h·w)) Σ x[i][ch][·][·]: every element of the plane has the
+// same share, so
+//   dx[i][ch][·][·] += dy[i][ch] / (h·w)
+static int avgpool_backward(struct tape *t, struct tape_node *node)
+{
+    struct tensor *x = node->in[0], *y = node->out;
+    float *dx = tape_grad(t, x);
+    if (!dx)
+        return -1;
+    long planes = y->size, hw = x->size / planes;
+    for (long p = 0; p < planes; p++) {
+        float g = y->grad[p] * node->scalar;
+        for (long j = 0; j < hw; j++)
+            dx[p * hw + j] += g;
+    }
+    return 0;
+}
+// end listing
+
+struct tensor *op_global_avgpool(struct tape *t, struct tensor *x)
+{
+    if (!x)
+        return NULL;
+    if (x->ndim != 4) {
+        char sx[64];
+        tensor_shape_str(x, sx, sizeof sx);
+        return tape_fail(t, "global_avgpool: x is %s (want n×c×h×w)", sx);
+    }
+    int n = x->shape[0], c = x->shape[1];
+    long hw = (long)x->shape[2] * x->shape[3];
+    struct tensor *y = tape_output(t, 2, (int[]){n, c}, x, NULL);
+    if (!y)
+        return NULL;
+    float inv = 1.0f / (float)hw;
+#pragma omp parallel for schedule(static)
+    for (long p = 0; p < (long)n * c; p++) {
+        float s = 0.0f;
+        for (long j = 0; j < hw; j++)
+            s += x->data[p * hw + j];
+        y->data[p] = s * inv;
+    }
+    if (y->requires_grad) {
+        struct tape_node *node = tape_record(t, "global_avgpool", avgpool_backward, y, x, NULL);
+        if (!node)
+            return NULL;
+        node->scalar = inv;
+    }
+    return y;
+}

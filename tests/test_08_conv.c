@@ -1,0 +1,893 @@
+// Stage 08: the convolution and pooling ops of common/conv/. im2col against
+// its definition and col2im as its adjoint; every gradient by finite
+// differences in double precision and against PyTorch (tests/golden/conv_*,
+// written by tools/torch_golden_08.py) at stride 1 and 2, padding 0 and 1,
+// 1, 3 and 17 channels and odd image sizes; the three paths against one
+// another and every direct kernel against the scalar one; the fused
+// conv+ReLU against the two ops; the same bits on one and two threads; clear
+// errors; and no heap allocation once a step has run.
+#include <criterion/criterion.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "conv.h"
+#include "conv_direct.h"
+#include "cpu.h"
+#include "gemm_backend.h"
+#include "golden.h"
+#include "mat.h"
+#include "ops.h"
+#include "tape.h"
+
+// One convolution's shape: x is n×c×h×w, w is oc×c×kh×kw.
+struct conv_case {
+    int n, c, h, w, oc, kh, kw, stride, pad;
+};
+
+static int out_h(const struct conv_case *k)
+{
+    return (k->h + 2 * k->pad - k->kh) / k->stride + 1;
+}
+
+static int out_w(const struct conv_case *k)
+{
+    return (k->w + 2 * k->pad - k->kw) / k->stride + 1;
+}
+
+static long x_size(const struct conv_case *k)
+{
+    return (long)k->n * k->c * k->h * k->w;
+}
+
+static long w_size(const struct conv_case *k)
+{
+    return (long)k->oc * k->c * k->kh * k->kw;
+}
+
+static long y_size(const struct conv_case *k)
+{
+    return (long)k->n * k->oc * out_h(k) * out_w(k);
+}
+
+static void describe(const struct conv_case *k, char *buf, size_t len)
+{
+    snprintf(buf, len, "x %d×%d×%d×%d, w %d×%d×%d×%d, stride %d, pad %d", k->n, k->c, k->h,
+             k->w, k->oc, k->c, k->kh, k->kw, k->stride, k->pad);
+}
+
+// The definition, in double: y[i][o][r][q] = bias[o] + Σ w·x over the taps
+// that fall inside the image.
+static double conv_at(const struct conv_case *k, const double *x, const double *w,
+                      const double *b, int i, int o, int r, int q)
+{
+    double s = b[o];
+    for (int ch = 0; ch < k->c; ch++)
+        for (int u = 0; u < k->kh; u++)
+            for (int v = 0; v < k->kw; v++) {
+                int iy = r * k->stride + u - k->pad, ix = q * k->stride + v - k->pad;
+                if (iy >= 0 && iy < k->h && ix >= 0 && ix < k->w)
+                    s += w[((o * k->c + ch) * k->kh + u) * k->kw + v] *
+                         x[((long)(i * k->c + ch) * k->h + iy) * k->w + ix];
+            }
+    return s;
+}
+
+// L = Σ dy ⊙ y: its gradients are the backward of dy.
+static double conv_loss(const struct conv_case *k, const double *x, const double *w,
+                        const double *b, const double *dy)
+{
+    int oh = out_h(k), ow = out_w(k);
+    double L = 0.0;
+    for (int i = 0; i < k->n; i++)
+        for (int o = 0; o < k->oc; o++)
+            for (int r = 0; r < oh; r++)
+                for (int q = 0; q < ow; q++)
+                    L += dy[((long)(i * k->oc + o) * oh + r) * ow + q] *
+                         conv_at(k, x, w, b, i, o, r, q);
+    return L;
+}
+
+static float *filled(long n, uint64_t seed)
+{
+    float *v = malloc(sizeof(float) * (size_t)n);
+    mat_fill_random(v, 1, (int)n, (int)n, seed);
+    return v;
+}
+
+static double *widened(const float *v, long n)
+{
+    double *d = malloc(sizeof(double) * (size_t)n);
+    for (long i = 0; i < n; i++)
+        d[i] = v[i];
+    return d;
+}
+
+// What one run of the op gives: y and the three gradients.
+struct conv_result {
+    float *y, *dx, *dw, *db;
+};
+
+static void result_free(struct conv_result *r)
+{
+    free(r->y);
+    free(r->dx);
+    free(r->dw);
+    free(r->db);
+}
+
+static float *copy_of(const float *v, long n)
+{
+    float *c = malloc(sizeof(float) * (size_t)n);
+    memcpy(c, v, sizeof(float) * (size_t)n);
+    return c;
+}
+
+// Runs op_conv2d (or op_conv2d_relu; with relu_after, op_conv2d then
+// op_relu) on the given path, then the backward of L = Σ dy ⊙ y. The tape
+// uses the GEMM backend `backend` (NULL: auto).
+enum conv_op { PLAIN, FUSED, RELU_AFTER };
+static const struct gemm_backend *backend;
+
+static struct conv_result run_conv(const struct conv_case *k, enum conv_path path,
+                                   enum conv_op how, const float *xf, const float *wf,
+                                   const float *bf, const float *dyf)
+{
+    char what[128];
+    describe(k, what, sizeof what);
+    struct tensor *x = tensor_param(4, (int[]){k->n, k->c, k->h, k->w});
+    struct tensor *w = tensor_param(4, (int[]){k->oc, k->c, k->kh, k->kw});
+    struct tensor *b = tensor_param(1, (int[]){k->oc});
+    memcpy(x->data, xf, sizeof(float) * (size_t)x->size);
+    memcpy(w->data, wf, sizeof(float) * (size_t)w->size);
+    memcpy(b->data, bf, sizeof(float) * (size_t)b->size);
+    conv_set_path(path);
+    struct tape *t = tape_new(backend);
+    struct tensor *y = how == FUSED ? op_conv2d_relu(t, x, w, b, k->stride, k->pad)
+                                    : op_conv2d(t, x, w, b, k->stride, k->pad);
+    if (how == RELU_AFTER)
+        y = op_relu(t, y);
+    cr_assert_not_null(y, "%s: %s", what, tape_error(t));
+    cr_assert_eq(y->size, y_size(k), "%s: y has %ld elements", what, y->size);
+    struct tensor *dy = tensor_from(t, 4, y->shape, dyf, y->size);
+    cr_assert_eq(tape_backward(t, op_sum(t, op_mul(t, y, dy))), 0, "%s: %s", what,
+                 tape_error(t));
+    struct conv_result r = {copy_of(y->data, y->size), copy_of(x->grad, x->size),
+                            copy_of(w->grad, w->size), copy_of(b->grad, b->size)};
+    conv_set_path(CONV_AUTO);
+    tape_free(t);
+    tensor_free(x);
+    tensor_free(w);
+    tensor_free(b);
+    return r;
+}
+
+// ---------------------------------------------------------------------------
+// Task 8.1: im2col, and the forward it makes.
+
+static const struct conv_case shapes[] = {
+    {2, 3, 7, 9, 5, 3, 3, 1, 1},  {2, 3, 7, 9, 5, 3, 3, 2, 0}, {1, 1, 6, 5, 2, 3, 3, 1, 0},
+    {1, 17, 5, 6, 3, 3, 3, 1, 1}, {2, 3, 8, 7, 4, 3, 3, 2, 1}, {2, 2, 5, 7, 3, 1, 1, 1, 0},
+    {1, 3, 7, 6, 2, 2, 3, 2, 1},  {1, 1, 1, 1, 1, 1, 1, 1, 0}, {1, 2, 3, 3, 2, 3, 3, 1, 0},
+    {1, 2, 4, 5, 3, 5, 5, 1, 2},  {1, 3, 9, 7, 2, 3, 3, 3, 1},
+};
+enum { SHAPES = sizeof shapes / sizeof shapes[0] };
+
+Test(task_8_1, im2col_matches_its_definition)
+{
+    for (int s = 0; s < SHAPES; s++) {
+        const struct conv_case *k = &shapes[s];
+        int oh = out_h(k), ow = out_w(k);
+        long rows = (long)k->c * k->kh * k->kw, xs = (long)k->c * k->h * k->w;
+        float *x = filled(xs, 10 + s), *col = malloc(sizeof(float) * (size_t)(rows * oh * ow));
+        for (long j = 0; j < rows * oh * ow; j++)
+            col[j] = NAN;  // every element must be written
+        im2col(x, k->c, k->h, k->w, k->kh, k->kw, k->stride, k->pad, col);
+        char what[128];
+        describe(k, what, sizeof what);
+        for (int ch = 0; ch < k->c; ch++)
+            for (int u = 0; u < k->kh; u++)
+                for (int v = 0; v < k->kw; v++)
+                    for (int r = 0; r < oh; r++)
+                        for (int q = 0; q < ow; q++) {
+                            int iy = r * k->stride + u - k->pad, ix = q * k->stride + v - k->pad;
+                            float want = iy >= 0 && iy < k->h && ix >= 0 && ix < k->w
+                                             ? x[((long)ch * k->h + iy) * k->w + ix]
+                                             : 0.0f;
+                            long row = (ch * k->kh + u) * k->kw + v;
+                            float got = col[(row * oh + r) * ow + q];
+                            cr_assert(memcmp(&got, &want, sizeof got) == 0,
+                                      "%s: col[%ld][%d·%d+%d] = %g, want %g", what, row, r, ow,
+                                      q, got, want);
+                        }
+        free(x);
+        free(col);
+    }
+}
+
+// The forward through im2col against the double-precision definition.
+Test(task_8_1, conv_forward_matches_the_definition)
+{
+    for (int s = 0; s < SHAPES; s++) {
+        const struct conv_case *k = &shapes[s];
+        float *xf = filled(x_size(k), 20 + s), *wf = filled(w_size(k), 40 + s),
+              *bf = filled(k->oc, 60 + s), *dyf = filled(y_size(k), 80 + s);
+        double *x = widened(xf, x_size(k)), *w = widened(wf, w_size(k)),
+               *b = widened(bf, k->oc);
+        struct conv_result r = run_conv(k, CONV_IM2COL, PLAIN, xf, wf, bf, dyf);
+        int oh = out_h(k), ow = out_w(k);
+        char what[128];
+        describe(k, what, sizeof what);
+        for (int i = 0; i < k->n; i++)
+            for (int o = 0; o < k->oc; o++)
+                for (int rr = 0; rr < oh; rr++)
+                    for (int q = 0; q < ow; q++) {
+                        double want = conv_at(k, x, w, b, i, o, rr, q);
+                        float got = r.y[((long)(i * k->oc + o) * oh + rr) * ow + q];
+                        cr_assert(fabs(got - want) <= 1e-5 * (fabs(want) + 1.0),
+                                  "%s: y[%d][%d][%d][%d] = %.9g, want %.9g", what, i, o, rr, q,
+                                  got, want);
+                    }
+        result_free(&r);
+        free(xf);
+        free(wf);
+        free(bf);
+        free(dyf);
+        free(x);
+        free(w);
+        free(b);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Task 8.2: the backward, through col2im.
+
+// col2im is im2col's adjoint: <im2col(x), c> = <x, col2im(c)> for any x and
+// c. Products of floats are exact in double, so only the sums' order differs.
+Test(task_8_2, col2im_is_the_adjoint_of_im2col)
+{
+    for (int s = 0; s < SHAPES; s++) {
+        const struct conv_case *k = &shapes[s];
+        long cols = (long)k->c * k->kh * k->kw * out_h(k) * out_w(k),
+             xs = (long)k->c * k->h * k->w;
+        float *x = filled(xs, 100 + s), *c = filled(cols, 200 + s);
+        float *col = malloc(sizeof(float) * (size_t)cols), *dx = calloc((size_t)xs, sizeof(float));
+        im2col(x, k->c, k->h, k->w, k->kh, k->kw, k->stride, k->pad, col);
+        col2im(c, k->c, k->h, k->w, k->kh, k->kw, k->stride, k->pad, dx);
+        double left = 0.0, right = 0.0, scale = 0.0;
+        for (long j = 0; j < cols; j++) {
+            left += (double)col[j] * c[j];
+            scale += fabs((double)col[j] * c[j]);
+        }
+        for (long j = 0; j < xs; j++)
+            right += (double)x[j] * dx[j];
+        char what[128];
+        describe(k, what, sizeof what);
+        // col2im's float sums of up to kh·kw terms round: 1e-6 of the scale.
+        cr_assert(fabs(left - right) <= 1e-6 * scale + 1e-12,
+                  "%s: <im2col(x), c> = %.12g but <x, col2im(c)> = %.12g", what, left, right);
+        free(x);
+        free(c);
+        free(col);
+        free(dx);
+    }
+}
+
+// Checks grad (n floats) against central differences of conv_loss in v.
+// L is linear in every input, so the differences are exact up to rounding;
+// the tolerance is stage 07's, 1e-4 of the largest gradient.
+static void expect_fd(const char *what, const struct conv_case *k, double *x, double *w,
+                      double *b, const double *dy, double *v, long n, const float *grad)
+{
+    double *num = malloc(sizeof(double) * (size_t)n), big = 0.0;
+    for (long j = 0; j < n; j++) {
+        double keep = v[j], h = 1e-6 * fmax(1.0, fabs(keep));
+        v[j] = keep + h;
+        double up = conv_loss(k, x, w, b, dy);
+        v[j] = keep - h;
+        double down = conv_loss(k, x, w, b, dy);
+        v[j] = keep;
+        num[j] = (up - down) / (2.0 * h);
+        big = fmax(big, fabs(num[j]));
+    }
+    char shape[128];
+    describe(k, shape, sizeof shape);
+    double tol = 1e-4 * big + 1e-6;
+    for (long j = 0; j < n; j++)
+        cr_assert(fabs(grad[j] - num[j]) <= tol,
+                  "%s: %s[%ld] = %.9g, finite differences %.9g (tol %.3g)", shape, what, j,
+                  grad[j], num[j], tol);
+    free(num);
+}
+
+static void check_backward(const struct conv_case *k, enum conv_path path, uint64_t seed)
+{
+    float *xf = filled(x_size(k), seed), *wf = filled(w_size(k), seed + 1),
+          *bf = filled(k->oc, seed + 2), *dyf = filled(y_size(k), seed + 3);
+    double *x = widened(xf, x_size(k)), *w = widened(wf, w_size(k)), *b = widened(bf, k->oc),
+           *dy = widened(dyf, y_size(k));
+    struct conv_result r = run_conv(k, path, PLAIN, xf, wf, bf, dyf);
+    expect_fd("dx", k, x, w, b, dy, x, x_size(k), r.dx);
+    expect_fd("dw", k, x, w, b, dy, w, w_size(k), r.dw);
+    expect_fd("dbias", k, x, w, b, dy, b, k->oc, r.db);
+    result_free(&r);
+    free(xf);
+    free(wf);
+    free(bf);
+    free(dyf);
+    free(x);
+    free(w);
+    free(b);
+    free(dy);
+}
+
+Test(task_8_2, conv_backward_finite_differences, .timeout = 300)
+{
+    for (int s = 0; s < SHAPES; s++)
+        check_backward(&shapes[s], CONV_IM2COL, 300 + 10 * s);
+}
+
+// The paths chosen by shape (direct for few channels, 1×1) have the same
+// backward; check it through them too.
+Test(task_8_2, conv_backward_finite_differences_auto_path, .timeout = 300)
+{
+    for (int s = 0; s < SHAPES; s++)
+        check_backward(&shapes[s], CONV_AUTO, 500 + 10 * s);
+}
+
+static void check_golden(const char *file, int stride, int pad)
+{
+    struct golden_set s;
+    load_golden(file, &s);
+    const struct golden *gx = find(&s, "x"), *gw = find(&s, "w"), *gb = find(&s, "bias"),
+                        *gdy = find(&s, "dy");
+    struct conv_case k = {gx->shape[0], gx->shape[1], gx->shape[2], gx->shape[3], gw->shape[0],
+                          gw->shape[2], gw->shape[3], stride, pad};
+    cr_assert_eq(y_size(&k), gdy->size, "%s: the stride or padding does not match", file);
+    const enum conv_path paths[] = {CONV_AUTO, CONV_IM2COL, CONV_1X1, CONV_DIRECT};
+    for (int p = 0; p < 4; p++) {
+        struct conv_result r = run_conv(&k, paths[p], PLAIN, gx->v, gw->v, gb->v, gdy->v);
+        char what[64];
+        snprintf(what, sizeof what, "%s (%s) y", file, conv_path_name(paths[p]));
+        expect_close(what, r.y, find(&s, "y"));
+        snprintf(what, sizeof what, "%s (%s) grad_x", file, conv_path_name(paths[p]));
+        expect_close(what, r.dx, find(&s, "grad_x"));
+        snprintf(what, sizeof what, "%s (%s) grad_w", file, conv_path_name(paths[p]));
+        expect_close(what, r.dw, find(&s, "grad_w"));
+        snprintf(what, sizeof what, "%s (%s) grad_bias", file, conv_path_name(paths[p]));
+        expect_close(what, r.db, find(&s, "grad_bias"));
+        result_free(&r);
+    }
+}
+
+Test(task_8_2, conv_matches_pytorch_3x3_stride1_pad1) { check_golden("conv_s1p1.txt", 1, 1); }
+Test(task_8_2, conv_matches_pytorch_3x3_stride2_pad0) { check_golden("conv_s2p0.txt", 2, 0); }
+Test(task_8_2, conv_matches_pytorch_one_channel) { check_golden("conv_c1.txt", 1, 0); }
+Test(task_8_2, conv_matches_pytorch_17_channels) { check_golden("conv_c17.txt", 1, 1); }
+Test(task_8_2, conv_matches_pytorch_1x1) { check_golden("conv_1x1.txt", 1, 0); }
+Test(task_8_2, conv_matches_pytorch_2x3_stride2_pad1) { check_golden("conv_k23.txt", 2, 1); }
+
+// ---------------------------------------------------------------------------
+// The three paths, the direct kernels, the fused ReLU.
+
+// a and b (n floats) agree within 1e-5 of the largest |a|: float sums of up
+// to a few hundred terms in different orders.
+static void expect_near(const char *what, const float *want, const float *got, long n)
+{
+    float big = 0.0f;
+    for (long i = 0; i < n; i++)
+        big = fmaxf(big, fabsf(want[i]));
+    for (long i = 0; i < n; i++)
+        cr_assert(fabsf(got[i] - want[i]) <= 1e-5f * big + 1e-7f, "%s[%ld] = %.9g, want %.9g",
+                  what, i, got[i], want[i]);
+}
+
+static void expect_same_result(const char *what, const struct conv_case *k,
+                               const struct conv_result *want, const struct conv_result *got)
+{
+    char shape[128], buf[256];
+    describe(k, shape, sizeof shape);
+    snprintf(buf, sizeof buf, "%s, %s: y", shape, what);
+    expect_near(buf, want->y, got->y, y_size(k));
+    snprintf(buf, sizeof buf, "%s, %s: dx", shape, what);
+    expect_near(buf, want->dx, got->dx, x_size(k));
+    snprintf(buf, sizeof buf, "%s, %s: dw", shape, what);
+    expect_near(buf, want->dw, got->dw, w_size(k));
+    snprintf(buf, sizeof buf, "%s, %s: dbias", shape, what);
+    expect_near(buf, want->db, got->db, k->oc);
+}
+
+// Shapes each path takes: 3×3 at stride 1 (direct), 1×1 (1x1), and the
+// network's own first layers.
+static const struct conv_case path_shapes[] = {
+    {2, 1, 9, 11, 4, 3, 3, 1, 0}, {2, 3, 7, 9, 5, 3, 3, 1, 1}, {1, 4, 5, 17, 6, 3, 3, 1, 1},
+    {2, 5, 6, 6, 3, 3, 3, 1, 0},  {2, 6, 5, 7, 4, 1, 1, 1, 0}, {1, 17, 4, 5, 3, 1, 1, 1, 0},
+    {3, 1, 28, 28, 8, 3, 3, 1, 0}, {1, 8, 13, 13, 5, 3, 3, 1, 0}, {1, 2, 1, 1, 3, 3, 3, 1, 1},
+    {1, 2, 3, 40, 2, 3, 3, 1, 1},
+};
+enum { PATH_SHAPES = sizeof path_shapes / sizeof path_shapes[0] };
+
+Test(conv, every_path_agrees_with_im2col, .timeout = 120)
+{
+    const enum conv_path paths[] = {CONV_AUTO, CONV_1X1, CONV_DIRECT};
+    for (int s = 0; s < PATH_SHAPES; s++) {
+        const struct conv_case *k = &path_shapes[s];
+        float *xf = filled(x_size(k), 900 + s), *wf = filled(w_size(k), 920 + s),
+              *bf = filled(k->oc, 940 + s), *dyf = filled(y_size(k), 960 + s);
+        for (int relu = 0; relu < 2; relu++) {
+            enum conv_op how = relu ? FUSED : PLAIN;
+            struct conv_result want = run_conv(k, CONV_IM2COL, how, xf, wf, bf, dyf);
+            for (int p = 0; p < 3; p++) {
+                struct conv_result got = run_conv(k, paths[p], how, xf, wf, bf, dyf);
+                char what[64];
+                snprintf(what, sizeof what, "%s path%s", conv_path_name(paths[p]),
+                         relu ? " with ReLU" : "");
+                expect_same_result(what, k, &want, &got);
+                result_free(&got);
+            }
+            result_free(&want);
+        }
+        free(xf);
+        free(wf);
+        free(bf);
+        free(dyf);
+    }
+}
+
+// Every GEMM backend must honour beta = 1 (the forward adds onto the bias,
+// dW accumulates over the images) and both transposes (dW = dy·colᵀ,
+// dcol = wᵀ·dy): each gives what auto gives, on each GEMM path.
+Test(conv, every_gemm_backend_agrees, .timeout = 120)
+{
+    const struct conv_case cases[] = {{2, 3, 7, 9, 5, 3, 3, 2, 1}, {2, 6, 5, 7, 4, 1, 1, 1, 0}};
+    int count;
+    const struct gemm_backend *all = gemm_backend_all(&count);
+    for (int s = 0; s < 2; s++) {
+        const struct conv_case *k = &cases[s];
+        float *xf = filled(x_size(k), 980 + s), *wf = filled(w_size(k), 982 + s),
+              *bf = filled(k->oc, 984 + s), *dyf = filled(y_size(k), 986 + s);
+        struct conv_result want = run_conv(k, CONV_AUTO, PLAIN, xf, wf, bf, dyf);
+        for (int i = 0; i < count; i++) {
+            backend = &all[i];
+            struct conv_result got = run_conv(k, CONV_AUTO, PLAIN, xf, wf, bf, dyf);
+            backend = NULL;
+            expect_same_result(all[i].name, k, &want, &got);
+            result_free(&got);
+        }
+        result_free(&want);
+        free(xf);
+        free(wf);
+        free(bf);
+        free(dyf);
+    }
+}
+
+// The fused op is conv2d then relu in one node: the same output and
+// gradients, forward and backward, on every path.
+Test(conv, fused_relu_equals_conv_then_relu)
+{
+    const enum conv_path paths[] = {CONV_IM2COL, CONV_1X1, CONV_DIRECT};
+    for (int s = 0; s < PATH_SHAPES; s++) {
+        const struct conv_case *k = &path_shapes[s];
+        float *xf = filled(x_size(k), 700 + s), *wf = filled(w_size(k), 720 + s),
+              *bf = filled(k->oc, 740 + s), *dyf = filled(y_size(k), 760 + s);
+        for (int p = 0; p < 3; p++) {
+            struct conv_result want = run_conv(k, paths[p], RELU_AFTER, xf, wf, bf, dyf);
+            struct conv_result got = run_conv(k, paths[p], FUSED, xf, wf, bf, dyf);
+            char what[64];
+            snprintf(what, sizeof what, "conv2d_relu against conv2d, relu (%s)",
+                     conv_path_name(paths[p]));
+            expect_same_result(what, k, &want, &got);
+            cr_assert(memcmp(want.y, got.y, sizeof(float) * (size_t)y_size(k)) == 0,
+                      "%s: the outputs differ in their bits", what);
+            result_free(&want);
+            result_free(&got);
+        }
+        free(xf);
+        free(wf);
+        free(bf);
+        free(dyf);
+    }
+    // One node, not two.
+    struct tape *t = tape_new(NULL);
+    struct tensor *x = tensor_param(4, (int[]){1, 1, 4, 4});
+    struct tensor *w = tensor_param(4, (int[]){1, 1, 3, 3}), *b = tensor_param(1, (int[]){1});
+    cr_assert_not_null(op_conv2d_relu(t, x, w, b, 1, 0));
+    cr_assert_eq(tape_node_count(t), 1);
+    tape_free(t);
+    tensor_free(x);
+    tensor_free(w);
+    tensor_free(b);
+}
+
+// Every direct kernel this CPU runs against the scalar one, at every row
+// length around the vector widths (the masks and the scalar ends), both
+// paddings, a few channel counts. The vector kernels fuse multiply and add,
+// so they agree to a few roundings of the terms' magnitudes.
+static void direct_against_scalar(enum isa isa)
+{
+    if (!isa_supported(isa))
+        cr_skip_test("this CPU (%s) cannot run %s code", cpu_model(), isa_name(isa));
+    cr_assert_eq(conv_direct_set_isa(isa), 0);
+    conv_direct_fn *kernel = conv_direct_kernel();
+    const int channels[] = {1, 2, 3, 5};
+    for (int pad = 0; pad <= 1; pad++)
+        for (int ci = 0; ci < 4; ci++)
+            for (int h = 3 - 2 * pad; h <= 5; h++)
+                for (int w = 3 - 2 * pad; w <= 40; w++) {
+                    int c = channels[ci], oc = 3, oh = h + 2 * pad - 2, ow = w + 2 * pad - 2;
+                    long xs = (long)c * h * w, ks = (long)oc * c * 9, ys = (long)oc * oh * ow;
+                    float *x = filled(xs, 1000 + w), *k = filled(ks, 2000 + h);
+                    float *want = filled(ys, 3000 + c), *got = copy_of(want, ys);
+                    float *mag = malloc(sizeof(float) * (size_t)ys);
+                    float *ax = malloc(sizeof(float) * (size_t)xs);
+                    float *ak = malloc(sizeof(float) * (size_t)ks);
+                    for (long j = 0; j < ys; j++)
+                        mag[j] = fabsf(want[j]);
+                    for (long j = 0; j < xs; j++)
+                        ax[j] = fabsf(x[j]);
+                    for (long j = 0; j < ks; j++)
+                        ak[j] = fabsf(k[j]);
+                    conv_direct_scalar(x, c, h, w, k, oc, pad, want);
+                    kernel(x, c, h, w, k, oc, pad, got);
+                    conv_direct_scalar(ax, c, h, w, ak, oc, pad, mag);  // Σ |terms|
+                    for (long j = 0; j < ys; j++)
+                        cr_assert(fabsf(got[j] - want[j]) <= 1e-6f * mag[j] + 1e-7f,
+                                  "conv_direct_%s c %d, %d×%d, pad %d: y[%ld] = %.9g, scalar "
+                                  "%.9g",
+                                  isa_name(isa), c, h, w, pad, j, got[j], want[j]);
+                    free(x);
+                    free(k);
+                    free(want);
+                    free(got);
+                    free(mag);
+                    free(ax);
+                    free(ak);
+                }
+    conv_direct_set_isa(isa_best());
+}
+
+Test(conv, direct_avx2_agrees_with_scalar) { direct_against_scalar(ISA_AVX2); }
+Test(conv, direct_avx512_agrees_with_scalar) { direct_against_scalar(ISA_AVX512); }
+Test(conv, direct_neon_agrees_with_scalar) { direct_against_scalar(ISA_NEON); }
+
+Test(conv, choose_parse_and_name_paths)
+{
+    // By shape: 1×1 → 1x1; 3×3 stride 1 over ≤ 4 channels → direct; else im2col.
+    cr_assert_eq(conv_choose(32, 13, 13, 64, 1, 1, 1, 0), CONV_1X1);
+    cr_assert_eq(conv_choose(1, 28, 28, 32, 3, 3, 1, 0), CONV_DIRECT);
+    cr_assert_eq(conv_choose(4, 28, 28, 32, 3, 3, 1, 1), CONV_DIRECT);
+    cr_assert_eq(conv_choose(32, 13, 13, 64, 3, 3, 1, 0), CONV_IM2COL);
+    cr_assert_eq(conv_choose(1, 28, 28, 32, 3, 3, 2, 0), CONV_IM2COL);
+    cr_assert_eq(conv_choose(1, 28, 28, 32, 5, 5, 1, 2), CONV_IM2COL);
+    cr_assert_eq(conv_choose(3, 28, 28, 32, 1, 1, 2, 0), CONV_IM2COL);
+    // Forced, with the fallback to im2col for shapes a path cannot take.
+    conv_set_path(CONV_DIRECT);
+    cr_assert_eq(conv_get_path(), CONV_DIRECT);
+    cr_assert_eq(conv_choose(32, 13, 13, 64, 3, 3, 1, 0), CONV_DIRECT);
+    cr_assert_eq(conv_choose(32, 13, 13, 64, 5, 5, 1, 0), CONV_IM2COL);
+    conv_set_path(CONV_1X1);
+    cr_assert_eq(conv_choose(32, 13, 13, 64, 3, 3, 1, 0), CONV_IM2COL);
+    conv_set_path(CONV_IM2COL);
+    cr_assert_eq(conv_choose(32, 13, 13, 64, 1, 1, 1, 0), CONV_IM2COL);
+    conv_set_path(CONV_AUTO);
+    const char *names[] = {"auto", "im2col", "1x1", "direct"};
+    for (int p = 0; p < 4; p++) {
+        enum conv_path got;
+        cr_assert_eq(conv_parse_path(names[p], &got), 0);
+        cr_assert_eq(got, (enum conv_path)p);
+        cr_assert_str_eq(conv_path_name(got), names[p]);
+    }
+    enum conv_path got = CONV_DIRECT;
+    cr_assert_eq(conv_parse_path("winograd", &got), -1);
+    cr_assert_eq(conv_parse_path(NULL, &got), -1);
+    cr_assert_eq(got, CONV_DIRECT);
+}
+
+// ---------------------------------------------------------------------------
+// Pooling.
+
+// Σ dy ⊙ maxpool2(x), x n×c×h×w in double.
+static double maxpool_loss(const int *s, const double *x, const double *dy)
+{
+    int oh = s[2] / 2, ow = s[3] / 2;
+    double L = 0.0;
+    for (int p = 0; p < s[0] * s[1]; p++)
+        for (int r = 0; r < oh; r++)
+            for (int q = 0; q < ow; q++) {
+                const double *at = x + ((long)p * s[2] + 2 * r) * s[3] + 2 * q;
+                double m = fmax(fmax(at[0], at[1]), fmax(at[s[3]], at[s[3] + 1]));
+                L += dy[((long)p * oh + r) * ow + q] * m;
+            }
+    return L;
+}
+
+// Σ dy ⊙ mean over each plane.
+static double avgpool_loss(const int *s, const double *x, const double *dy)
+{
+    long hw = (long)s[2] * s[3];
+    double L = 0.0;
+    for (int p = 0; p < s[0] * s[1]; p++) {
+        double m = 0.0;
+        for (long j = 0; j < hw; j++)
+            m += x[p * hw + j];
+        L += dy[p] * m / (double)hw;
+    }
+    return L;
+}
+
+// Runs the pool op on x (shape s) and the backward of Σ dy ⊙ y; checks y
+// and dx against the double-precision loss by finite differences.
+static void check_pool(int max, const int *s, uint64_t seed)
+{
+    struct tensor *x = tensor_param(4, s);
+    mat_fill_random(x->data, 1, (int)x->size, (int)x->size, seed);
+    struct tape *t = tape_new(NULL);
+    struct tensor *y = max ? op_maxpool2(t, x) : op_global_avgpool(t, x);
+    cr_assert_not_null(y, "%s", tape_error(t));
+    float *dyf = filled(y->size, seed + 1);
+    struct tensor *dy = tensor_from(t, y->ndim, y->shape, dyf, y->size);
+    cr_assert_eq(tape_backward(t, op_sum(t, op_mul(t, y, dy))), 0, "%s", tape_error(t));
+    double *xd = widened(x->data, x->size), *dyd = widened(dyf, y->size);
+    double (*loss)(const int *, const double *, const double *) = max ? maxpool_loss : avgpool_loss;
+    // The forward: L with one dy element set, the others zero, is that output.
+    double *unit = calloc((size_t)y->size, sizeof(double));
+    for (long j = 0; j < y->size; j++) {
+        unit[j] = 1.0;
+        double want = loss(s, xd, unit);
+        unit[j] = 0.0;
+        cr_assert(fabs(y->data[j] - want) <= 1e-6 * (fabs(want) + 1.0),
+                  "%s %d×%d×%d×%d: y[%ld] = %.9g, want %.9g", max ? "maxpool2" : "avgpool",
+                  s[0], s[1], s[2], s[3], j, y->data[j], want);
+    }
+    double big = 0.0, *num = malloc(sizeof(double) * (size_t)x->size);
+    for (long j = 0; j < x->size; j++) {
+        double keep = xd[j], h = 1e-6;
+        xd[j] = keep + h;
+        double up = loss(s, xd, dyd);
+        xd[j] = keep - h;
+        double down = loss(s, xd, dyd);
+        xd[j] = keep;
+        num[j] = (up - down) / (2 * h);
+        big = fmax(big, fabs(num[j]));
+    }
+    for (long j = 0; j < x->size; j++)
+        cr_assert(fabs(x->grad[j] - num[j]) <= 1e-4 * big + 1e-6,
+                  "%s %d×%d×%d×%d: dx[%ld] = %.9g, finite differences %.9g",
+                  max ? "maxpool2" : "avgpool", s[0], s[1], s[2], s[3], j, x->grad[j], num[j]);
+    free(num);
+    free(unit);
+    free(xd);
+    free(dyd);
+    free(dyf);
+    tape_free(t);
+    tensor_free(x);
+}
+
+Test(conv, maxpool_finite_differences)
+{
+    const int shapes4[][4] = {{2, 3, 7, 9}, {1, 1, 2, 2}, {1, 17, 5, 4}, {3, 2, 6, 3}};
+    for (int s = 0; s < 4; s++)
+        check_pool(1, shapes4[s], 40 + s);
+}
+
+Test(conv, avgpool_finite_differences)
+{
+    const int shapes4[][4] = {{2, 3, 7, 9}, {1, 1, 1, 1}, {1, 17, 5, 4}, {3, 2, 1, 7}};
+    for (int s = 0; s < 4; s++)
+        check_pool(0, shapes4[s], 50 + s);
+}
+
+// On a tie the first element of the window (in reading order) takes the
+// gradient, as PyTorch does; a NaN is passed on, not hidden.
+Test(conv, maxpool_ties_go_to_the_first)
+{
+    struct tensor *x = tensor_param(4, (int[]){1, 1, 2, 4});
+    const float v[8] = {1, 3, 2, NAN, 3, 3, 5, 2};
+    memcpy(x->data, v, sizeof v);
+    struct tape *t = tape_new(NULL);
+    struct tensor *y = op_maxpool2(t, x);
+    cr_assert_not_null(y);
+    cr_assert_float_eq(y->data[0], 3.0f, 0.0f);
+    cr_assert(isnan(y->data[1]));
+    tape_free(t);
+    x->data[3] = 0.0f;
+    tensor_zero_grad(x);
+    t = tape_new(NULL);
+    cr_assert_eq(tape_backward(t, op_sum(t, op_maxpool2(t, x))), 0, "%s", tape_error(t));
+    const float want[8] = {0, 1, 0, 0, 0, 0, 1, 0};
+    for (int j = 0; j < 8; j++)
+        cr_assert_float_eq(x->grad[j], want[j], 0.0f, "dx[%d]", j);
+    tape_free(t);
+    tensor_free(x);
+}
+
+Test(conv, pools_match_pytorch)
+{
+    struct golden_set s;
+    load_golden("conv_pool.txt", &s);
+    struct tensor *x = golden_param(&s, "x");
+    for (int max = 0; max < 2; max++) {
+        tensor_zero_grad(x);
+        struct tape *t = tape_new(NULL);
+        struct tensor *y = max ? op_maxpool2(t, x) : op_global_avgpool(t, x);
+        cr_assert_not_null(y, "%s", tape_error(t));
+        const struct golden *g = find(&s, max ? "dy" : "da");
+        struct tensor *dy = tensor_from(t, g->ndim, g->shape, g->v, g->size);
+        cr_assert_eq(tape_backward(t, op_sum(t, op_mul(t, y, dy))), 0, "%s", tape_error(t));
+        expect_close(max ? "maxpool y" : "avgpool y", y->data, find(&s, max ? "y" : "a"));
+        expect_close(max ? "maxpool grad_x" : "avgpool grad_x", x->grad,
+                     find(&s, max ? "grad_x" : "grad_x_avg"));
+        tape_free(t);
+    }
+    tensor_free(x);
+}
+
+// ---------------------------------------------------------------------------
+// Threads, errors, memory.
+
+// A small network of every op here: conv+ReLU (direct for one channel),
+// 2×2 max pooling, a 3×3 conv over six channels (im2col), a 1×1 conv,
+// global average pooling, the mean. Its parameters, and its step.
+struct tiny {
+    struct tensor *w1, *b1, *w2, *b2, *w3, *b3;
+};
+
+static struct tiny tiny_new(void)
+{
+    struct tiny m = {tensor_param(4, (int[]){6, 1, 3, 3}), tensor_param(1, (int[]){6}),
+                     tensor_param(4, (int[]){8, 6, 3, 3}), tensor_param(1, (int[]){8}),
+                     tensor_param(4, (int[]){4, 8, 1, 1}), tensor_param(1, (int[]){4})};
+    struct tensor *p[6] = {m.w1, m.b1, m.w2, m.b2, m.w3, m.b3};
+    for (int i = 0; i < 6; i++)
+        mat_fill_random(p[i]->data, 1, (int)p[i]->size, (int)p[i]->size, 60 + i);
+    return m;
+}
+
+static void tiny_step(struct tape *t, struct tiny *m, const float *images, int n)
+{
+    struct tensor *p[6] = {m->w1, m->b1, m->w2, m->b2, m->w3, m->b3};
+    for (int i = 0; i < 6; i++)
+        tensor_zero_grad(p[i]);
+    tape_clear(t);
+    struct tensor *x = tensor_from(t, 4, (int[]){n, 1, 12, 11}, images, (long)n * 12 * 11);
+    struct tensor *h = op_maxpool2(t, op_conv2d_relu(t, x, m->w1, m->b1, 1, 0));  // 6×5×4
+    h = op_conv2d(t, h, m->w2, m->b2, 1, 1);                                       // 8×5×4
+    h = op_global_avgpool(t, op_conv2d(t, h, m->w3, m->b3, 1, 0));                 // 4
+    struct tensor *loss = op_mean(t, op_mul(t, h, h));
+    cr_assert_eq(tape_backward(t, loss), 0, "%s", tape_error(t));
+}
+
+static void tiny_free(struct tiny *m)
+{
+    struct tensor *p[6] = {m->w1, m->b1, m->w2, m->b2, m->w3, m->b3};
+    for (int i = 0; i < 6; i++)
+        tensor_free(p[i]);
+}
+
+// The same bits on one thread and on two, on every path: each image (and
+// each pooling plane) is one thread's, the GEMMs do not depend on the
+// thread count, and dW is summed in runs of images fixed by the batch size.
+Test(conv, same_bits_on_one_and_two_threads)
+{
+    enum { N = 37 };  // runs of two and three images for dW, on either count
+    float *images = filled((long)N * 12 * 11, 77);
+    int threads = omp_get_max_threads();
+    const enum conv_path paths[] = {CONV_AUTO, CONV_IM2COL, CONV_1X1, CONV_DIRECT};
+    for (int p = 0; p < 4; p++) {
+        static float grads[2][6][8 * 6 * 9];
+        memset(grads, 0, sizeof grads);
+        for (int run = 0; run < 2; run++) {
+            omp_set_num_threads(run + 1);
+            conv_set_path(paths[p]);
+            struct tiny m = tiny_new();
+            struct tape *t = tape_new(NULL);
+            tiny_step(t, &m, images, N);
+            struct tensor *ps[6] = {m.w1, m.b1, m.w2, m.b2, m.w3, m.b3};
+            for (int i = 0; i < 6; i++)
+                memcpy(grads[run][i], ps[i]->grad, sizeof(float) * (size_t)ps[i]->size);
+            tape_free(t);
+            tiny_free(&m);
+        }
+        conv_set_path(CONV_AUTO);
+        omp_set_num_threads(threads);
+        for (int i = 0; i < 6; i++)
+            cr_assert(memcmp(grads[0][i], grads[1][i], sizeof grads[0][i]) == 0,
+                      "%s path: parameter %d's gradient differs on 1 and 2 threads",
+                      conv_path_name(paths[p]), i);
+    }
+    free(images);
+}
+
+// After the first step, a step asks the arena for the same sizes in the same
+// order and never calls malloc.
+Test(conv, no_heap_allocation_after_the_first_step)
+{
+    enum { N = 4 };
+    float *images = filled((long)N * 12 * 11, 78);
+    struct tiny m = tiny_new();
+    struct tape *t = tape_new(NULL);
+    long allocations = 0;
+    size_t reserved = 0;
+    for (int step = 0; step < 4; step++) {
+        tiny_step(t, &m, images, N);
+        if (step == 0) {
+            allocations = arena_heap_allocations();
+            reserved = arena_reserved(tape_arena(t));
+        }
+        cr_assert_eq(arena_heap_allocations(), allocations, "step %d called malloc", step + 1);
+        cr_assert_eq(arena_reserved(tape_arena(t)), reserved, "step %d grew the arena",
+                     step + 1);
+    }
+    tape_free(t);
+    tiny_free(&m);
+    free(images);
+}
+
+Test(conv, bad_shapes_are_clear_errors)
+{
+    struct tape *t = tape_new(NULL);
+    struct tensor *x = tensor_new(t, 4, (int[]){2, 3, 7, 9});
+    struct tensor *w = tensor_param(4, (int[]){5, 4, 3, 3}), *b = tensor_param(1, (int[]){5});
+    cr_assert_null(op_conv2d(t, x, w, b, 1, 1));
+    cr_assert(strstr(tape_error(t), "conv2d") && strstr(tape_error(t), "2×3×7×9") &&
+                  strstr(tape_error(t), "5×4×3×3"),
+              "message: %s", tape_error(t));
+    // A filter larger than the padded image; a zero stride; a 2-D input.
+    struct tensor *w3 = tensor_param(4, (int[]){5, 3, 3, 3});
+    const struct {
+        int h, w, stride, pad;
+        const char *want;
+    } bad[] = {{2, 9, 1, 0, "x is 2×3×2×9"},
+               {7, 9, 0, 1, "stride 0"},
+               {7, 9, 1, -1, "pad -1"},
+               {7, 9, 1, 1 << 30, "pad 1073741824"}};
+    for (int i = 0; i < 4; i++) {
+        tape_clear(t);
+        x = tensor_new(t, 4, (int[]){2, 3, bad[i].h, bad[i].w});
+        cr_assert_null(op_conv2d_relu(t, x, w3, b, bad[i].stride, bad[i].pad));
+        cr_assert(strstr(tape_error(t), "conv2d_relu") && strstr(tape_error(t), bad[i].want),
+                  "message: %s", tape_error(t));
+    }
+    tape_clear(t);
+    cr_assert_null(op_conv2d(t, tensor_new(t, 2, (int[]){2, 3}), w3, b, 1, 0));
+    cr_assert(strstr(tape_error(t), "x is 2×3,"), "message: %s", tape_error(t));
+    // A NULL input (an earlier op failed) gives NULL and keeps the first message.
+    char first[256];
+    snprintf(first, sizeof first, "%s", tape_error(t));
+    cr_assert_null(op_conv2d(t, NULL, w3, b, 1, 0));
+    cr_assert_null(op_maxpool2(t, NULL));
+    cr_assert_null(op_global_avgpool(t, NULL));
+    cr_assert_str_eq(tape_error(t), first);
+    tape_clear(t);
+    cr_assert_null(op_maxpool2(t, tensor_new(t, 4, (int[]){1, 2, 1, 5})));
+    cr_assert(strstr(tape_error(t), "maxpool2: x is 1×2×1×5"), "message: %s", tape_error(t));
+    tape_clear(t);
+    cr_assert_null(op_global_avgpool(t, tensor_new(t, 2, (int[]){4, 5})));
+    cr_assert(strstr(tape_error(t), "global_avgpool: x is 4×5"), "message: %s", tape_error(t));
+    tensor_free(w);
+    tensor_free(w3);
+    tensor_free(b);
+    tape_free(t);
+}
+
+// Evaluation: the ops compute, record nothing, and need no gradient memory.
+Test(conv, no_grad_records_nothing)
+{
+    struct tiny m = tiny_new();
+    struct tape *t = tape_new(NULL);
+    tape_set_recording(t, 0);
+    float *images = filled(2 * 12 * 11, 79);
+    struct tensor *x = tensor_from(t, 4, (int[]){2, 1, 12, 11}, images, 2 * 12 * 11);
+    struct tensor *y = op_global_avgpool(
+        t, op_conv2d(t, op_maxpool2(t, op_conv2d_relu(t, x, m.w1, m.b1, 1, 0)), m.w2, m.b2, 1, 1));
+    cr_assert_not_null(y, "%s", tape_error(t));
+    cr_assert_eq(tape_node_count(t), 0);
+    cr_assert_eq(y->requires_grad, 0);
+    free(images);
+    tape_free(t);
+    tiny_free(&m);
+}
