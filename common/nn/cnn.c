@@ -59,6 +59,8 @@ int nn_cnn_init(struct nn_model *m, uint64_t seed, char *err, size_t errlen)
     // trainer read sizes[0]; the layers' own sizes are in the shapes above.
     m->nsizes = 1;
     m->sizes[0] = IMG * IMG;
+    m->forward_flops = nn_cnn_forward_flops();
+    m->train_flops = nn_cnn_train_flops();
     struct {
         int ndim, shape[4], fan_in;
     } const layers[] = {

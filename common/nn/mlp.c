@@ -143,16 +143,11 @@ void nn_zero_grad(struct nn_model *m)
         tensor_zero_grad(m->params[i]);
 }
 
-// The CNN's layers are not in sizes: it counts its own (common/nn/cnn.c).
-static int is_cnn(const struct nn_model *m)
-{
-    return strncmp(m->desc, "cnn ", 4) == 0;
-}
-
+// A model whose layers are not all in sizes (the CNN) set its own counts.
 double nn_forward_flops(const struct nn_model *m)
 {
-    if (is_cnn(m))
-        return nn_cnn_forward_flops();
+    if (m->forward_flops > 0)
+        return m->forward_flops;
     double flops = 0.0;
     for (int l = 0; l + 1 < m->nsizes; l++)
         flops += 2.0 * m->sizes[l] * m->sizes[l + 1];
@@ -161,8 +156,8 @@ double nn_forward_flops(const struct nn_model *m)
 
 double nn_train_flops(const struct nn_model *m)
 {
-    if (is_cnn(m))
-        return nn_cnn_train_flops();
+    if (m->train_flops > 0)
+        return m->train_flops;
     double flops = 0.0;
     for (int l = 0; l + 1 < m->nsizes; l++)
         flops += (l == 0 ? 2.0 : 3.0) * 2.0 * m->sizes[l] * m->sizes[l + 1];

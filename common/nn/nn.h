@@ -33,6 +33,9 @@ struct nn_model {
     nn_forward_fn *forward;
     int nsizes;                    // the MLP's layer sizes, e.g. 3: 784, 256, 10
     int sizes[NN_MAX_LAYERS + 1];
+    // FLOPs per image of a model whose layers are not all in sizes (the
+    // CNN's convolutions), set by its init; 0: counted from sizes.
+    double forward_flops, train_flops;
 };
 
 // An MLP with nsizes-1 Linear layers (sizes[0] inputs ... sizes[nsizes-1]
@@ -49,7 +52,8 @@ int nn_mlp_init(struct nn_model *m, int nsizes, const int *sizes, uint64_t seed,
 int nn_cnn_init(struct nn_model *m, uint64_t seed, char *err, size_t errlen);
 // The CNN's FLOPs per image (its convolutions and Linear layers): forward
 // 5,262,080; a training step 15,396,864 (forward, every dW, dX but the
-// first layer's). nn_forward_flops and nn_train_flops return these for it.
+// first layer's). nn_cnn_init stores them in the model, so nn_forward_flops
+// and nn_train_flops return them for it.
 double nn_cnn_forward_flops(void);
 double nn_cnn_train_flops(void);
 
