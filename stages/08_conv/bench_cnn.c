@@ -467,7 +467,7 @@ static FILE *open_out(const char *path, const struct dataset *ds, int threads, i
     fprintf(f, "# dataset: %s\n# train_images: %d\n# test_images: %d\n", ds->name,
             ds->train.count, ds->test.count);
     fprintf(f, "# epoch_images: %d\n# batch: %d\n", EPOCH_IMAGES, batch);
-    fprintf(f, "# backend: the conv path (the GEMM backend is auto)\n");
+    fprintf(f, "# backend: the conv path (the GEMM backend is auto), as run_cnn writes it\n");
     return f;
 }
 

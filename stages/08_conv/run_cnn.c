@@ -198,7 +198,6 @@ static FILE *open_csv(const struct options *o, const struct dataset *ds, int thr
         bench_write_machine(f, "stage-08", threads);
         fprintf(f, "# dataset: %s\n# dataset_dir: %s\n# train_images: %d\n# test_images: %d\n",
                 ds->name, ds->dir, ds->train.count, ds->test.count);
-        fprintf(f, "# conv: %s\n", conv_path_name(o->conv));
         fprintf(f, "model,dataset,framework,backend,threads,batch,optimizer,epoch,seconds,"
                    "images_per_s,train_loss,test_loss,test_acc,peak_rss_mb\n");
     }
@@ -250,6 +249,14 @@ static int run(const struct options *o)
     if (o->csv && !(csv = open_csv(o, &ds, threads)))
         goto out;
 
+    // The CSV's backend column: the conv path, and the GEMM backend when it
+    // is not auto ("direct", "im2col+openblas"), as bench_cnn writes it.
+    char backend[64];
+    if (strcmp(o->gemm->name, "auto") == 0)
+        snprintf(backend, sizeof backend, "%s", conv_path_name(o->conv));
+    else
+        snprintf(backend, sizeof backend, "%s+%s", conv_path_name(o->conv), o->gemm->name);
+
     printf("%s (%ld parameters) on %s (%d train, %d test images), batch %ld, %s lr %g, "
            "%s conv, %s GEMM, %d thread%s\n",
            m.desc, nn_param_count(&m), ds.name, ds.train.count, ds.test.count, o->batch,
@@ -280,7 +287,7 @@ static int run(const struct options *o)
         fflush(stdout);
         if (csv) {
             fprintf(csv, "%s,%s,ours,%s,%d,%ld,%s,%d,%.6f,%.1f,%.6f,%.6f,%.6f,%.1f\n",
-                    model_name, ds.name, o->gemm->name, threads, o->batch, optim_name(o->optim),
+                    model_name, ds.name, backend, threads, o->batch, optim_name(o->optim),
                     e, st.seconds, st.images_per_s, st.train_loss, st.test_loss, st.test_acc,
                     peak_rss_mb());
             fflush(csv);
