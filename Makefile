@@ -70,7 +70,9 @@ reference: build
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-05 run
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-07 run
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-07 compare
-	rm -f $(BUILD)/results/stage-07-quick-train.csv
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-08 run
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-08 compare
+	rm -f $(BUILD)/results/stage-07-quick-train.csv $(BUILD)/results/stage-08-quick-train.csv
 	cp $(BUILD)/results/stage-*.csv plots/data/
 	@echo "reference results copied to plots/data/"
 
@@ -136,6 +138,9 @@ help:
 	@echo "  make stage-07 run    train the MLP on Fashion-MNIST (EPOCHS=10), and on MNIST"
 	@echo "                       digits when present; stage-07 compare: the same in PyTorch"
 	@echo "                       (make stage-07 help lists its targets and knobs)"
+	@echo "  make stage-08 run    train the CNN on Fashion-MNIST (EPOCHS=15), and on MNIST"
+	@echo "                       digits when present; stage-08 compare: the same in PyTorch;"
+	@echo "                       CONV=auto|im2col|direct (make stage-08 help: all its knobs)"
 	@echo "  make bench [FULL=1]  every stage's benchmark (FULL=1: the long size sweep)"
 	@echo "  make plots           GFLOPS plots from your results, else the reference ones"
 	@echo "  make book            build/book/book.html, book.epub, book.pdf"
@@ -151,7 +156,8 @@ help:
 	@echo "knobs (passed to the bench drivers):"
 	@echo "  THREADS=N  SIZES=256,512  SHAPES=128x10x256,...  REPS=R  ISA=scalar|avx2|avx512|neon"
 	@echo "  KERNELS=a,b  QUICK=1  FULL=1  TASK=N.M (tests)  CC=clang"
-	@echo "  training stages: EPOCHS=N  BACKEND=auto|openblas|...  DATA_DIR=DIR"
+	@echo "  training stages: EPOCHS=N  BACKEND=auto|openblas|...  CONV=auto|im2col|direct"
+	@echo "                   DATA_DIR=DIR"
 	@echo
 	@echo "OpenBLAS's best path on machines that set OPENBLAS_CORETYPE:"
 	@echo "  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE make stage-05 bench"

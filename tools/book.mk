@@ -80,6 +80,15 @@ $(BOOK_PLOT_STAMP): _book_force
 	  touch "$$out.stamp"; echo "plots: $$out*.{svg,png} <- stage-07 results"; changed=1; \
 	}; \
 	mlp || exit 1; \
+	cnn() { \
+	  srcs=$$(ls $(BOOK_RESULTS)/stage-08*.csv plots/data/stage-08*.csv 2>/dev/null); \
+	  [ -n "$$srcs" ] || return 0; \
+	  out=$(BOOK_PLOT_DIR)/stage-08; \
+	  if [ -f "$$out.stamp" ] && [ -z "$$(find $$srcs tools/cnn-plot.sh -newer $$out.stamp)" ]; then return 0; fi; \
+	  tools/cnn-plot.sh $(BOOK_RESULTS)/stage-08.csv "$$out" >/dev/null || return 1; \
+	  touch "$$out.stamp"; echo "plots: $$out*.{svg,png} <- stage-08 results"; changed=1; \
+	}; \
+	cnn || exit 1; \
 	for ref in $(BOOK_GEMM_CSVS); do \
 	  s=$$(basename "$$ref" .csv); mine=$(BOOK_RESULTS)/$$s.csv; \
 	  if [ -f "$$mine" ]; then \

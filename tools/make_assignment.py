@@ -157,10 +157,13 @@ KIT_FILES = {
         "common/gemm/gemm_parallel.c", "tests/gemm_check.h", "tools/check-layers.sh"],
     5: ["common/gemm/gemm_backend.*", "tools/scaling-plot.sh", "tools/paths-plot.sh"],
     6: ["common/autograd/*", "tests/golden/autograd_*", "tests/golden.h", "tools/autograd-plot.sh"],
-    7: ["common/data/*", "common/nn/*", "tests/golden/nn_*", "tools/mlp-plot.sh",
+    7: ["common/data/*", "common/nn/nn.h", "common/nn/nn_linear.c", "common/nn/mlp.c",
+        "common/nn/optim*", "common/nn/train.*", "common/nn/progress.*",
+        "common/nn/checkpoint.*", "tests/golden/nn_*", "tools/mlp-plot.sh",
         "tools/grade-mlp.sh", "tools/torch_mlp.py", "datasets/README.md", "datasets/SHA256SUMS",
         "datasets/sample/*"],
-    8: ["common/conv/*", "tests/golden/conv_*"],
+    8: ["common/conv/*", "common/nn/cnn.c", "tests/golden/conv_*", "tools/cnn-plot.sh",
+        "tools/grade-cnn.sh", "tools/torch_cnn.py"],
 }
 
 

@@ -143,8 +143,11 @@ void nn_zero_grad(struct nn_model *m)
         tensor_zero_grad(m->params[i]);
 }
 
+// A model whose layers are not all in sizes (the CNN) set its own counts.
 double nn_forward_flops(const struct nn_model *m)
 {
+    if (m->forward_flops > 0)
+        return m->forward_flops;
     double flops = 0.0;
     for (int l = 0; l + 1 < m->nsizes; l++)
         flops += 2.0 * m->sizes[l] * m->sizes[l + 1];
@@ -153,6 +156,8 @@ double nn_forward_flops(const struct nn_model *m)
 
 double nn_train_flops(const struct nn_model *m)
 {
+    if (m->train_flops > 0)
+        return m->train_flops;
     double flops = 0.0;
     for (int l = 0; l + 1 < m->nsizes; l++)
         flops += (l == 0 ? 2.0 : 3.0) * 2.0 * m->sizes[l] * m->sizes[l + 1];

@@ -33,6 +33,9 @@ struct nn_model {
     nn_forward_fn *forward;
     int nsizes;                    // the MLP's layer sizes, e.g. 3: 784, 256, 10
     int sizes[NN_MAX_LAYERS + 1];
+    // FLOPs per image of a model whose layers are not all in sizes (the
+    // CNN's convolutions), set by its init; 0: counted from sizes.
+    double forward_flops, train_flops;
 };
 
 // An MLP with nsizes-1 Linear layers (sizes[0] inputs ... sizes[nsizes-1]
@@ -47,6 +50,12 @@ int nn_mlp_init(struct nn_model *m, int nsizes, const int *sizes, uint64_t seed,
 // Its input is b×784 (sizes[0] = 784, like the MLP's), seen as b×1×28×28.
 // He-initialised from seed. Returns 0, or -1 with a message in err.
 int nn_cnn_init(struct nn_model *m, uint64_t seed, char *err, size_t errlen);
+// The CNN's FLOPs per image (its convolutions and Linear layers): forward
+// 5,262,080; a training step 15,396,864 (forward, every dW, dX but the
+// first layer's). nn_cnn_init stores them in the model, so nn_forward_flops
+// and nn_train_flops return them for it.
+double nn_cnn_forward_flops(void);
+double nn_cnn_train_flops(void);
 
 // Parses "784,256,10" into sizes (at most max). Returns the count, or -1.
 int nn_parse_sizes(const char *text, int *sizes, int max);
@@ -56,7 +65,8 @@ long nn_param_count(const struct nn_model *m);
 // Sets every parameter's gradient to zero.
 void nn_zero_grad(struct nn_model *m);
 // FLOPs of one forward pass of one image through the model's matmuls
-// (2·in·out per Linear layer): a training step costs about three times this.
+// (2·in·out per Linear layer; the CNN's convolutions too): a training step
+// costs about three times this.
 double nn_forward_flops(const struct nn_model *m);
 // FLOPs of one training step per image through the model's matmuls: the
 // forward and dW of every layer, and dX of every layer but the first (the

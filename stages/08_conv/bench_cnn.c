@@ -1,0 +1,639 @@
+// Where a step of chapter 8's CNN goes, and how fast an epoch is. For each
+// convolution path (im2col, direct, and auto, which picks by shape) and each
+// thread count:
+//   - every layer of the network at batch 256 (the two convolutions with
+//     their ReLU, the two poolings, the two Linear layers), forward and
+//     backward timed alone, with GFLOPS and % of peak for the convolutions;
+//   - training steps of the whole network, reported as seconds per epoch of
+//     60,000 images, and inference (a forward without the tape) in images/s.
+// Each convolution path is checked against a double-precision reference
+// (output, dW, dbias, dx) before it is timed.
+//   bench_cnn [--threads N] [--kernels im2col,direct,auto] [--reps R]
+//             [--steps N] [--batch N] [--data NAME] [--csv FILE]
+//             [--layers FILE] [--quick]
+// Writes build/results/stage-08.csv (speed) and stage-08-layers.csv.
+#include <errno.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "conv.h"
+#include "dataset.h"
+#include "mat.h"
+#include "nn.h"
+#include "ops.h"
+#include "optim.h"
+#include "peak.h"
+#include "tape.h"
+#include "timer.h"
+#include "train.h"
+
+// An epoch of Fashion-MNIST or MNIST: the unit every time is reported in.
+enum { EPOCH_IMAGES = 60000, WARMUP_STEPS = 3 };
+
+static const enum conv_path paths[] = {CONV_IM2COL, CONV_DIRECT, CONV_AUTO};
+
+// The network's layers, with the shape of their input (NCHW, or b×in).
+enum layer_kind { CONV_RELU, POOL, LINEAR };
+struct layer {
+    const char *name;
+    enum layer_kind kind;
+    int c, h, w;   // input channels and size; for LINEAR, c is in
+    int oc;        // output channels; for LINEAR, out
+    int first;     // 1: its input needs no gradient (the images)
+};
+static const struct layer layers[] = {
+    {"conv1", CONV_RELU, 1, 28, 28, 32, 1},
+    {"pool1", POOL, 32, 26, 26, 32, 0},
+    {"conv2", CONV_RELU, 32, 13, 13, 64, 0},
+    {"pool2", POOL, 64, 11, 11, 64, 0},
+    {"fc1", LINEAR, 1600, 1, 1, 128, 0},
+    {"fc2", LINEAR, 128, 1, 1, 10, 0},
+};
+enum { NLAYERS = sizeof layers / sizeof layers[0] };
+
+struct options {
+    int threads;          // 0: 1 and 2 (and all cores, when more)
+    const char *kernels;  // NULL: every path
+    int reps, steps, batch, quick;
+    const char *data, *csv, *layers;
+};
+
+static int wanted(const struct options *o, enum conv_path p)
+{
+    if (!o->kernels)
+        return 1;
+    const char *name = conv_path_name(p);
+    size_t len = strlen(name);
+    for (const char *s = o->kernels; *s;) {
+        size_t n = strcspn(s, ",");
+        if (n == len && strncmp(s, name, n) == 0)
+            return 1;
+        s += n + (s[n] == ',');
+    }
+    return 0;
+}
+
+static double pct_of_peak(double gflops, int threads)
+{
+    struct peak p = peak_get(isa_best(), threads);
+    return p.gflops > 0 ? 100.0 * gflops / p.gflops : 0.0;
+}
+
+// FLOPs of a layer's forward for n images, and of its backward (dW, and dX
+// unless it is the first layer). Pooling counts none.
+static double layer_flops(const struct layer *l, int n, int backward)
+{
+    double fwd = 0.0;
+    if (l->kind == CONV_RELU) {
+        int oh = l->h - 2, ow = l->w - 2;
+        fwd = 2.0 * n * l->oc * l->c * 9 * oh * ow;
+    } else if (l->kind == LINEAR) {
+        fwd = 2.0 * n * l->c * l->oc;
+    }
+    return backward ? (l->first ? 1.0 : 2.0) * fwd : fwd;
+}
+
+// --- the check: one path against a double-precision reference -----------------
+
+// On two images, loss = Σ relu(conv(x)): so dy is 1 where the output is
+// positive, 0 elsewhere. Compares y, dW, dbias and dx with loops in double.
+static int check_conv(const struct layer *l, enum conv_path path)
+{
+    enum { N = 2 };
+    int c = l->c, h = l->h, w = l->w, oc = l->oc, oh = h - 2, ow = w - 2;
+    struct tape *t = tape_new(NULL);
+    struct tensor *wt = tensor_param(4, (int[]){oc, c, 3, 3}), *bias = tensor_param(1, (int[]){oc});
+    int ok = 0;
+    double *ref = NULL, *dw = NULL, *db = NULL, *dx = NULL;
+    if (!t || !wt || !bias)
+        goto out;
+    mat_fill_random(wt->data, oc, c * 9, c * 9, 11);
+    mat_fill_random(bias->data, 1, oc, oc, 12);
+    conv_set_path(path);
+    struct tensor *x = tensor_new(t, 4, (int[]){N, c, h, w});
+    if (!x)
+        goto out;
+    mat_fill_random(x->data, N, c * h * w, c * h * w, 13);
+    x->requires_grad = 1;
+    struct tensor *y = op_conv2d_relu(t, x, wt, bias, 1, 0);
+    if (!y || tape_backward(t, op_sum(t, y)) != 0) {
+        fprintf(stderr, "error: %s on %s: %s\n", l->name, conv_path_name(path), tape_error(t));
+        goto out;
+    }
+    long ny = (long)N * oc * oh * ow;
+    ref = calloc((size_t)ny, sizeof *ref);
+    dw = calloc((size_t)oc * c * 9, sizeof *dw);
+    db = calloc((size_t)oc, sizeof *db);
+    dx = calloc((size_t)N * c * h * w, sizeof *dx);
+    if (!ref || !dw || !db || !dx)
+        goto out;
+    for (int i = 0; i < N; i++)
+        for (int o = 0; o < oc; o++)
+            for (int r = 0; r < oh; r++)
+                for (int q = 0; q < ow; q++) {
+                    double s = bias->data[o];
+                    for (int ch = 0; ch < c; ch++)
+                        for (int u = 0; u < 3; u++)
+                            for (int v = 0; v < 3; v++)
+                                s += (double)wt->data[((o * c + ch) * 3 + u) * 3 + v] *
+                                     x->data[(((long)i * c + ch) * h + r + u) * w + q + v];
+                    ref[(((long)i * oc + o) * oh + r) * ow + q] = s > 0 ? s : 0;
+                    if (s <= 0)
+                        continue;  // dy = 0 here
+                    db[o] += 1;
+                    for (int ch = 0; ch < c; ch++)
+                        for (int u = 0; u < 3; u++)
+                            for (int v = 0; v < 3; v++) {
+                                long xi = (((long)i * c + ch) * h + r + u) * w + q + v;
+                                dw[((o * c + ch) * 3 + u) * 3 + v] += x->data[xi];
+                                dx[xi] += wt->data[((o * c + ch) * 3 + u) * 3 + v];
+                            }
+                }
+    // float sums of up to c·9 terms: a relative tolerance of 1e-4 of the
+    // largest magnitude, far below any indexing mistake.
+    struct {
+        const char *what;
+        const float *got;
+        const double *want;
+        long n;
+    } const parts[] = {{"output", y->data, ref, ny},
+                       {"dW", wt->grad, dw, (long)oc * c * 9},
+                       {"dbias", bias->grad, db, oc},
+                       {"dx", x->grad, dx, (long)N * c * h * w}};
+    for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
+        double scale = 1e-30;
+        for (long i = 0; i < parts[p].n; i++)
+            scale = fmax(scale, fabs(parts[p].want[i]));
+        for (long i = 0; i < parts[p].n; i++) {
+            if (!parts[p].got ||
+                !(fabs(parts[p].got[i] - parts[p].want[i]) <= 1e-4 * scale + 1e-6)) {
+                fprintf(stderr,
+                        "error: %s on the %s path: %s[%ld] is %g, the double reference %g\n",
+                        l->name, conv_path_name(path), parts[p].what, i,
+                        parts[p].got ? parts[p].got[i] : NAN, parts[p].want[i]);
+                goto out;
+            }
+        }
+    }
+    ok = 1;
+out:
+    free(ref);
+    free(dw);
+    free(db);
+    free(dx);
+    tensor_free(wt);
+    tensor_free(bias);
+    tape_free(t);
+    conv_set_path(CONV_AUTO);
+    return ok ? 0 : -1;
+}
+
+// --- one layer, forward and backward --------------------------------------------
+
+struct layer_time {
+    double fwd_s, bwd_s;  // medians
+};
+
+// Runs the layer on a batch of n random inputs `reps` times after a warm-up
+// and keeps the medians. The backward starts from loss = Σ y, whose own
+// backward (filling dy with ones) is timed alone and taken off.
+static int time_layer(const struct layer *l, int n, int reps, struct layer_time *out)
+{
+    struct tape *t = tape_new(NULL);
+    struct tensor *w = NULL, *bias = NULL;
+    double *fwd = calloc((size_t)reps, sizeof *fwd), *bwd = calloc((size_t)reps, sizeof *bwd);
+    double *sum_s = calloc((size_t)reps, sizeof *sum_s);
+    int status = -1;
+    if (!t || !fwd || !bwd || !sum_s)
+        goto out;
+    if (l->kind == CONV_RELU) {
+        w = tensor_param(4, (int[]){l->oc, l->c, 3, 3});
+        bias = tensor_param(1, (int[]){l->oc});
+    } else if (l->kind == LINEAR) {
+        w = tensor_param(2, (int[]){l->c, l->oc});
+        bias = tensor_param(1, (int[]){l->oc});
+    }
+    if (l->kind != POOL && (!w || !bias))
+        goto out;
+    if (w)
+        mat_fill_random(w->data, 1, (int)w->size, (int)w->size, 3);
+    for (int rep = -1; rep < reps; rep++) {
+        tape_clear(t);
+        if (w) {
+            tensor_zero_grad(w);
+            tensor_zero_grad(bias);
+        }
+        struct tensor *x = l->kind == LINEAR ? tensor_new(t, 2, (int[]){n, l->c})
+                                             : tensor_new(t, 4, (int[]){n, l->c, l->h, l->w});
+        if (!x)
+            goto fail;
+        mat_fill_random(x->data, 1, (int)x->size, (int)x->size, 5);
+        x->requires_grad = !l->first;
+        double t0 = timer_now();
+        struct tensor *y = l->kind == CONV_RELU ? op_conv2d_relu(t, x, w, bias, 1, 0)
+                           : l->kind == POOL    ? op_maxpool2(t, x)
+                                                : op_linear(t, x, w, bias);
+        double t1 = timer_now();
+        if (!y)
+            goto fail;
+        if (tape_backward(t, op_sum(t, y)) != 0)
+            goto fail;
+        double t2 = timer_now();
+        // The sum's backward alone, on a tensor of y's shape (a tape is
+        // walked once: cleared first).
+        int ndim = y->ndim, shape[TENSOR_MAX_DIMS];
+        memcpy(shape, y->shape, sizeof shape);
+        tape_clear(t);
+        struct tensor *z = tensor_new(t, ndim, shape);
+        if (!z)
+            goto fail;
+        memset(z->data, 0, (size_t)z->size * sizeof *z->data);
+        z->requires_grad = 1;
+        struct tensor *s = op_sum(t, z);
+        double t3 = timer_now();
+        if (tape_backward(t, s) != 0)
+            goto fail;
+        double t4 = timer_now();
+        if (rep >= 0) {
+            fwd[rep] = t1 - t0;
+            bwd[rep] = t2 - t1;
+            sum_s[rep] = t4 - t3;
+        }
+    }
+    out->fwd_s = bench_median(fwd, reps);
+    double b = bench_median(bwd, reps) - bench_median(sum_s, reps);
+    out->bwd_s = b > 0 ? b : 0;
+    status = 0;
+    goto out;
+fail:
+    fprintf(stderr, "error: timing %s: %s\n", l->name, tape_error(t));
+out:
+    free(fwd);
+    free(bwd);
+    free(sum_s);
+    tensor_free(w);
+    tensor_free(bias);
+    tape_free(t);
+    return status;
+}
+
+// --- training steps and inference of the whole network ---------------------------
+
+struct net_time {
+    double step_s;   // a training step of `batch` images
+    double infer_s;  // a forward of `batch` images, no tape recording
+};
+
+static int time_network(const struct dataset *ds, int batch, int steps, struct net_time *out)
+{
+    char err[4096];
+    struct nn_model m;
+    struct trainer tr;
+    if (nn_cnn_init(&m, 1, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        return -1;
+    }
+    struct optim_config c = optim_defaults(OPTIM_ADAM, 1e-3f, 0.0f);
+    struct optim *o = optim_new(&c, m.params, m.nparams);
+    if (!o || trainer_init(&tr, NULL, batch, ds->train.pixels, ds->train.count, err,
+                           sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", o ? err : "out of memory for the optimizer");
+        optim_free(o);
+        nn_model_free(&m);
+        return -1;
+    }
+    dataset_shuffle(tr.order, ds->train.count, 1);
+    int status = 0, at = 0;
+    double start = 0;
+    for (int step = 0; step < WARMUP_STEPS + steps && status == 0; step++) {
+        if (step == WARMUP_STEPS)
+            start = timer_now();
+        // Whole batches only, wrapping round the split: each step the same work.
+        if (at + batch > ds->train.count)
+            at = 0;
+        int b = dataset_batch(&ds->train, tr.order, at, batch, tr.x, tr.y);
+        at += b;
+        float loss;
+        if (b < batch || train_step(tr.tape, &m, o, tr.x, tr.y, b, &loss) != 0) {
+            fprintf(stderr, "error: a training step: %s\n",
+                    b < batch ? "the dataset is smaller than a batch" : tape_error(tr.tape));
+            status = -1;
+        }
+    }
+    if (status == 0) {
+        out->step_s = (timer_now() - start) / steps;
+        // Inference: the forward alone on the last batch, recording nothing.
+        tape_set_recording(tr.tape, 0);
+        double t0 = 0;
+        for (int i = 0; i < WARMUP_STEPS + steps && status == 0; i++) {
+            if (i == WARMUP_STEPS)
+                t0 = timer_now();
+            tape_clear(tr.tape);
+            struct tensor *x = tensor_from(tr.tape, 2, (int[]){batch, ds->train.pixels}, tr.x,
+                                           (long)batch * ds->train.pixels);
+            if (!m.forward(&m, tr.tape, x)) {
+                fprintf(stderr, "error: inference: %s\n", tape_error(tr.tape));
+                status = -1;
+            }
+        }
+        out->infer_s = (timer_now() - t0) / steps;
+    }
+    trainer_free(&tr);
+    optim_free(o);
+    nn_model_free(&m);
+    return status;
+}
+
+// --- the command line ------------------------------------------------------------
+
+static void usage(FILE *f, const char *prog)
+{
+    fprintf(f,
+            "usage: %s [--threads N] [--kernels a,b] [--reps R] [--steps N] [--batch N]\n"
+            "          [--data NAME] [--csv FILE] [--layers FILE] [--quick]\n"
+            "  --threads N       only N threads (default: 1 and 2)\n"
+            "  --kernels a,b     only these conv paths (default: im2col,direct,auto)\n"
+            "  --reps R          timed repetitions of each layer, median kept (default 10)\n"
+            "  --steps N         timed training steps per measurement (default 20)\n"
+            "  --batch N         images per batch (default 256, the chapter's)\n"
+            "  --data NAME       the images the steps train on (default: fashion when\n"
+            "                    `make datasets` got it, else the committed sample)\n"
+            "  --csv FILE        speed rows: seconds per epoch, inference (- for stdout)\n"
+            "  --layers FILE     per-layer forward and backward rows\n"
+            "  --quick           batch 64, a few repetitions: proves it runs, measures little\n",
+            prog);
+}
+
+static int bad(const char *prog, const char *what, const char *value)
+{
+    fprintf(stderr, "error: %s, not '%s'\n", what, value ? value : "(missing)");
+    usage(stderr, prog);
+    return 2;
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out)
+{
+    char *end;
+    errno = 0;
+    if (!s)
+        return -1;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int parse(int argc, char **argv, struct options *o)
+{
+    const char *prog = argv[0];
+    *o = (struct options){.reps = 10, .steps = 20, .batch = 256};
+    int reps_given = 0, steps_given = 0, batch_given = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *flag = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(flag, "--help") || !strcmp(flag, "-h")) {
+            usage(stdout, prog);
+            return 1;
+        } else if (!strcmp(flag, "--quick")) {
+            o->quick = 1;
+            continue;
+        }
+        i++;
+        if (!strcmp(flag, "--threads")) {
+            if (parse_int(value, 1, 1024, &o->threads))
+                return bad(prog, "--threads wants a count in 1..1024", value);
+        } else if (!strcmp(flag, "--reps")) {
+            if (parse_int(value, 1, 100000, &o->reps))
+                return bad(prog, "--reps wants a count in 1..100000", value);
+            reps_given = 1;
+        } else if (!strcmp(flag, "--steps")) {
+            if (parse_int(value, 1, 1000000, &o->steps))
+                return bad(prog, "--steps wants a count in 1..1000000", value);
+            steps_given = 1;
+        } else if (!strcmp(flag, "--batch")) {
+            if (parse_int(value, 1, 4096, &o->batch))
+                return bad(prog, "--batch wants a count in 1..4096", value);
+            batch_given = 1;
+        } else if (!strcmp(flag, "--kernels")) {
+            if (!value || !*value)
+                return bad(prog, "--kernels wants conv paths: im2col, direct, auto", value);
+            for (const char *p = value; *p;) {
+                char name[32];
+                enum conv_path cp;
+                size_t n = strcspn(p, ",");
+                snprintf(name, sizeof name, "%.*s", (int)(n < 31 ? n : 31), p);
+                if (conv_parse_path(name, &cp) || cp == CONV_1X1)
+                    return bad(prog, "--kernels wants conv paths: im2col, direct, auto", name);
+                p += n + (p[n] == ',');
+            }
+            o->kernels = value;
+        } else if (!strcmp(flag, "--data") || !strcmp(flag, "--csv") ||
+                   !strcmp(flag, "--layers")) {
+            if (!value || !*value)
+                return bad(prog, "a value is missing after", flag);
+            if (!strcmp(flag, "--data"))
+                o->data = value;
+            else if (!strcmp(flag, "--csv"))
+                o->csv = value;
+            else
+                o->layers = value;
+        } else {
+            return bad(prog, "unknown flag", flag);
+        }
+    }
+    if (o->quick) {
+        if (!reps_given)
+            o->reps = 2;
+        if (!steps_given)
+            o->steps = 2;
+        if (!batch_given)
+            o->batch = 64;
+    }
+    return 0;
+}
+
+static FILE *open_out(const char *path, const struct dataset *ds, int threads, int batch)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "error: cannot write %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    bench_write_machine(f, "stage-08", threads);
+    fprintf(f, "# dataset: %s\n# train_images: %d\n# test_images: %d\n", ds->name,
+            ds->train.count, ds->test.count);
+    fprintf(f, "# epoch_images: %d\n# batch: %d\n", EPOCH_IMAGES, batch);
+    fprintf(f, "# backend: the conv path (the GEMM backend is auto), as run_cnn writes it\n");
+    return f;
+}
+
+static int close_out(FILE *f, const char *path, int status)
+{
+    if (f && f != stdout && fclose(f) != 0 && status == 0) {
+        fprintf(stderr, "error: writing %s failed\n", path);
+        return 1;
+    }
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    int status = parse(argc, argv, &o);
+    if (status)
+        return status == 1 ? 0 : status;
+
+    char err[4096];
+    struct dataset ds;
+    const char *data = o.data ? o.data : o.quick ? "sample" : "fashion";
+    if (dataset_load(data, NULL, &ds, err, sizeof err) != 0) {
+        if (o.data || o.quick) {
+            fprintf(stderr, "error: %s\n", err);
+            return 1;
+        }
+        fprintf(stderr, "note: no Fashion-MNIST (make datasets); timing on the sample\n");
+        if (dataset_load("sample", NULL, &ds, err, sizeof err) != 0) {
+            fprintf(stderr, "error: %s\n", err);
+            return 1;
+        }
+    }
+    if (o.batch > ds.train.count) {
+        fprintf(stderr, "error: --batch %d is more than the %d images of %s\n", o.batch,
+                ds.train.count, ds.name);
+        dataset_free(&ds);
+        return 2;
+    }
+    int cores = omp_get_max_threads();
+    int thread_list[3], nthreads = 0;
+    if (o.threads)
+        thread_list[nthreads++] = o.threads;
+    else {
+        thread_list[nthreads++] = 1;
+        thread_list[nthreads++] = 2;
+        if (cores > 2)
+            thread_list[nthreads++] = cores;
+    }
+    int top = thread_list[nthreads - 1];
+
+    FILE *csv = NULL, *lay = NULL;
+    status = 1;
+    if (o.csv && !(csv = open_out(o.csv, &ds, top, o.batch)))
+        goto out;
+    if (o.layers && !(lay = open_out(o.layers, &ds, top, o.batch)))
+        goto out;
+    if (csv)
+        fprintf(csv, "model,framework,backend,threads,batch,seconds_per_epoch,images_per_s,"
+                     "gflops,pct_peak,vs_pytorch\n");
+    if (lay)
+        fprintf(lay, "layer,path,taken,threads,batch,c,h,w,oc,direction,seconds,gflops,"
+                     "pct_peak,seconds_per_epoch\n");
+
+    for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
+        if (!wanted(&o, paths[p]))
+            continue;
+        for (int i = 0; i < NLAYERS; i++)
+            if (layers[i].kind == CONV_RELU && check_conv(&layers[i], paths[p]) != 0)
+                goto out;
+    }
+    printf("conv paths checked against a double-precision reference (output, dW, dbias, dx)\n");
+
+    // Every layer, forward and backward, at the batch of the network.
+    printf("\nlayers of the CNN, batch %d, median of %d\n", o.batch, o.reps);
+    printf("%-6s %-7s %-7s %2s  %-8s %10s  %8s  %6s  %9s\n", "layer", "path", "taken", "th",
+           "pass", "ms", "GFLOPS", "peak", "s/epoch");
+    for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
+        if (!wanted(&o, paths[p]))
+            continue;
+        for (int ti = 0; ti < nthreads; ti++) {
+            int threads = thread_list[ti];
+            omp_set_num_threads(threads);
+            conv_set_path(paths[p]);
+            for (int i = 0; i < NLAYERS; i++) {
+                const struct layer *l = &layers[i];
+                // Pooling and the Linear layers do not change with the conv
+                // path: measured once, under the first path asked for.
+                if (l->kind != CONV_RELU && p > 0 && wanted(&o, paths[0]))
+                    continue;
+                struct layer_time lt;
+                if (time_layer(l, o.batch, o.reps, &lt) != 0)
+                    goto out;
+                const char *path = l->kind == CONV_RELU ? conv_path_name(paths[p]) : "-";
+                const char *taken =
+                    l->kind == CONV_RELU
+                        ? conv_path_name(conv_choose(l->c, l->h, l->w, l->oc, 3, 3, 1, 0))
+                        : "-";
+                for (int dir = 0; dir < 2; dir++) {
+                    double secs = dir ? lt.bwd_s : lt.fwd_s;
+                    double flops = layer_flops(l, o.batch, dir);
+                    double gflops = secs > 0 && flops > 0 ? flops / secs / 1e9 : 0.0;
+                    double pct = pct_of_peak(gflops, threads);
+                    double per_epoch = secs * ((double)EPOCH_IMAGES / o.batch);
+                    char gf[32] = "-", pc[32] = "-";
+                    if (flops > 0) {
+                        snprintf(gf, sizeof gf, "%.1f", gflops);
+                        snprintf(pc, sizeof pc, "%.1f%%", pct);
+                    }
+                    printf("%-6s %-7s %-7s %2d  %-8s %10.3f  %8s  %6s  %9.3f\n", l->name, path,
+                           taken, threads, dir ? "backward" : "forward", 1e3 * secs, gf, pc,
+                           per_epoch);
+                    if (lay) {
+                        fprintf(lay, "%s,%s,%s,%d,%d,%d,%d,%d,%d,%s,%.9f,", l->name, path, taken,
+                                threads, o.batch, l->c, l->h, l->w, l->oc,
+                                dir ? "backward" : "forward", secs);
+                        if (flops > 0)
+                            fprintf(lay, "%.3f,%.2f,%.6f\n", gflops, pct, per_epoch);
+                        else
+                            fprintf(lay, ",,%.6f\n", per_epoch);
+                    }
+                }
+                fflush(stdout);
+            }
+        }
+    }
+
+    // The whole network: training steps and inference.
+    printf("\ntraining steps of the CNN on %s, Adam, timed over %d steps after %d of warm-up\n",
+           ds.name, o.steps, WARMUP_STEPS);
+    printf("%-13s %-7s %2s  %5s  %11s  %9s  %7s  %6s\n", "model", "path", "th", "batch",
+           "s/epoch", "images/s", "GFLOPS", "peak");
+    for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
+        if (!wanted(&o, paths[p]))
+            continue;
+        for (int ti = 0; ti < nthreads; ti++) {
+            int threads = thread_list[ti];
+            omp_set_num_threads(threads);
+            conv_set_path(paths[p]);
+            struct net_time nt;
+            if (time_network(&ds, o.batch, o.steps, &nt) != 0)
+                goto out;
+            const char *models[2] = {"cnn", "cnn-inference"};
+            double secs[2] = {nt.step_s, nt.infer_s};
+            double flops[2] = {nn_cnn_train_flops(), nn_cnn_forward_flops()};
+            for (int k = 0; k < 2; k++) {
+                double per_epoch = secs[k] * ((double)EPOCH_IMAGES / o.batch);
+                double images_s = o.batch / secs[k];
+                double gflops = flops[k] * images_s / 1e9;
+                double pct = pct_of_peak(gflops, threads);
+                printf("%-13s %-7s %2d  %5d  %9.3f s  %9.0f  %7.1f  %5.1f%%\n", models[k],
+                       conv_path_name(paths[p]), threads, o.batch, per_epoch, images_s, gflops,
+                       pct);
+                if (csv)
+                    fprintf(csv, "%s,ours,%s,%d,%d,%.6f,%.1f,%.3f,%.2f,\n", models[k],
+                            conv_path_name(paths[p]), threads, o.batch, per_epoch, images_s,
+                            gflops, pct);
+            }
+            fflush(stdout);
+        }
+    }
+    status = 0;
+out:
+    conv_set_path(CONV_AUTO);
+    status = close_out(csv, o.csv, status);
+    status = close_out(lay, o.layers, status);
+    dataset_free(&ds);
+    return status;
+}

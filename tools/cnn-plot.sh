@@ -1,0 +1,191 @@
+#!/bin/sh
+# cnn-plot.sh: stage 08's figures, from the CSVs of `make stage-08 bench`,
+# `run` and `compare`. Given the speed CSV, it finds the others beside it
+# (each, when missing, from plots/data/, the reference results) and draws
+# each it finds:
+#   OUT.svg          seconds per epoch of the CNN per conv path, 1 and 2
+#                    threads, and PyTorch's when the comparison ran
+#   OUT-layers.svg   where a training step goes: every layer's forward and
+#                    backward, stacked, per conv path (the most threads)
+#   OUT-peak.svg     the convolutions' % of peak per path, forward and
+#                    backward, on one thread
+#   OUT-train.svg    loss and test accuracy per epoch; ours and PyTorch's in
+#                    one plot when the comparison ran
+# each also as .png.
+#   tools/cnn-plot.sh IN.csv OUT_BASENAME
+set -eu
+[ $# -eq 2 ] || { echo "usage: tools/cnn-plot.sh IN.csv OUT_BASENAME" >&2; exit 2; }
+in=$1; out=$2
+command -v gnuplot >/dev/null 2>&1 ||
+    { echo "error: gnuplot not found (apt-get install gnuplot-nox)" >&2; exit 1; }
+root=$(cd "$(dirname "$0")/.." && pwd)
+dir=$(dirname "$in")
+base=$(basename "$in" .csv)
+mkdir -p "$(dirname "$out")"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cnn.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT INT TERM
+drawn=0
+
+# The file NAME.csv beside IN, else the reference one; empty when neither.
+find_csv() {
+    for f in "$dir/$1.csv" "$root/plots/data/$1.csv"; do
+        if [ -r "$f" ]; then echo "$f"; return 0; fi
+    done
+    return 0
+}
+rows() { grep -v '^#' "$1" | tail -n +2; }
+header() { grep -v '^#' "$1" | head -n 1; }
+# Runs the script in $tmp/plot.gp twice: SVG, then PNG (not `replot`, which
+# cannot redraw a multiplot).
+draw() {
+    name=$1; size=$2
+    { echo "set terminal svg size $size dynamic font 'sans,13' background '#ffffff'"
+      echo "set output '$name.svg'"; echo "set termoption noenhanced"
+      cat "$tmp/plot.gp"
+      echo "set terminal pngcairo size $size font 'sans,11' background '#ffffff'"
+      echo "set output '$name.png'"; echo "set termoption noenhanced"
+      cat "$tmp/plot.gp"; echo "unset output"; } > "$tmp/full.gp"
+    gnuplot "$tmp/full.gp"
+    echo "plots: $name.svg $name.png"
+    drawn=$((drawn + 1))
+}
+# A clustered or stacked histogram of a tab-separated table whose first row
+# names the columns: plot_columns FILE
+plot_columns() {
+    n=$(head -n 1 "$1" | awk -F'\t' '{ print NF - 1 }')
+    printf "plot '%s' using 2:xtic(1) title columnheader(2)" "$1"
+    for j in $(seq 2 "$n"); do printf ", '' using %d title columnheader(%d)" $((j + 1)) $((j + 1)); done
+    echo
+}
+
+# --- seconds per epoch per conv path ------------------------------------------
+in=$(find_csv "$base")
+cmp=$(find_csv "$base-compare")
+if [ -n "$in" ]; then
+    case $(header "$in") in
+        model,framework,backend,threads,batch,seconds_per_epoch,*) ;;
+        *) echo "error: cnn-plot.sh: $in is not a stage-08 speed file" >&2; exit 1 ;;
+    esac
+    cpu=$(sed -n 's/^# cpu: //p' "$in" | head -n 1)
+    batch=$(rows "$in" | awk -F, '$1 == "cnn" { print $5; exit }')
+    # One row per conv path (PyTorch's last, from the comparison), one column
+    # per thread count; '-' where one is missing.
+    { rows "$in" | awk -F, '$1 == "cnn" { print "ours " $3 "," $4 "," $6 }'
+      [ -n "$cmp" ] && rows "$cmp" | awk -F, -v b="$batch" '$1 == "cnn" && $2 == "pytorch" && $5 == b {
+            print "pytorch," $4 "," $6 }'
+      true; } | awk -F, '
+            { if (!($1 in have)) { have[$1] = 1; k[++nk] = $1 }
+              if (!($2 in th)) { th[$2] = 1; t[++nt] = $2 }
+              v[$1, $2] = $3 }
+        END { printf "path"; for (j = 1; j <= nt; j++) printf "\t%s thread%s", t[j], t[j] == 1 ? "" : "s"
+              printf "\n"
+              for (i = 1; i <= nk; i++) { printf "%s", k[i]
+                  for (j = 1; j <= nt; j++) { x = v[k[i], t[j]]; printf "\t%s", x == "" ? "-" : x }
+                  printf "\n" } }' > "$tmp/speed"
+    if [ "$(wc -l < "$tmp/speed")" -gt 1 ]; then
+        { echo "set title \"The CNN, batch $batch, Adam: one epoch of 60,000 images  ·  $cpu\""
+          echo "set ylabel 'seconds per epoch'; set yrange [0:*]"
+          echo "set style data histograms; set style histogram clustered gap 1"
+          echo "set style fill solid 0.8 border -1; set boxwidth 0.9"
+          echo "set datafile missing '-'; set datafile separator '\\t'"
+          echo "set grid ytics lc rgb '#dddddd'; set key top right"
+          plot_columns "$tmp/speed"; } > "$tmp/plot.gp"
+        draw "$out" 900,520
+    fi
+fi
+
+# --- the layers --------------------------------------------------------------
+lay=$(find_csv "$base-layers")
+if [ -n "$lay" ]; then
+    case $(header "$lay") in
+        layer,path,taken,threads,batch,*) ;;
+        *) echo "error: cnn-plot.sh: $lay is not a stage-08 layers file" >&2; exit 1 ;;
+    esac
+    # Where a step goes, on the most threads measured: one bar per conv path,
+    # a stack of every layer's forward and backward (pooling and the Linear
+    # layers, measured once, go in every bar).
+    rows "$lay" | awk -F, '{ if ($4 > top) top = $4; r[NR] = $0 }
+        END { for (i = 1; i <= NR; i++) if (i in r) { split(r[i], c, ","); if (c[4] == top) print r[i] } }' |
+        awk -F, '
+            { part = $1 " " ($10 == "forward" ? "fwd" : "bwd")
+              if (!(part in hp)) { hp[part] = 1; p[++np] = part }
+              if ($2 == "-") shared[part] = $14
+              else { if (!($2 in hk)) { hk[$2] = 1; k[++nk] = $2 }; v[$2, part] = $14 } }
+        END { printf "path"; for (j = 1; j <= np; j++) printf "\t%s", p[j]; printf "\n"
+              for (i = 1; i <= nk; i++) { printf "%s", k[i]
+                  for (j = 1; j <= np; j++) {
+                      x = (p[j] in shared) ? shared[p[j]] : v[k[i], p[j]]
+                      printf "\t%s", x == "" ? 0 : x }
+                  printf "\n" } }' > "$tmp/layers"
+    th=$(rows "$lay" | awk -F, '{ if ($4 > top) top = $4 } END { print top }')
+    if [ "$(wc -l < "$tmp/layers")" -gt 1 ]; then
+        { echo "set title 'Where a training step goes, layer by layer ($th thread(s), fwd and bwd)'"
+          echo "set ylabel 'seconds per epoch of 60,000 images'"
+          echo "set style data histograms; set style histogram rowstacked"
+          echo "set style fill solid 0.8 border -1; set boxwidth 0.6"
+          echo "set datafile separator '\\t'; set key outside right top"
+          echo "set grid ytics lc rgb '#dddddd'; set yrange [0:*]"
+          plot_columns "$tmp/layers"; } > "$tmp/plot.gp"
+        draw "$out-layers" 1000,520
+    fi
+    # The convolutions' % of peak on one thread: one group per layer and
+    # direction, one bar per path.
+    rows "$lay" | awk -F, '$4 == 1 && $2 != "-" && $13 != "" {
+            part = $1 " " $10
+            if (!(part in hp)) { hp[part] = 1; p[++np] = part }
+            if (!($2 in hk)) { hk[$2] = 1; k[++nk] = $2 }
+            v[part, $2] = $13 }
+        END { printf "layer"; for (i = 1; i <= nk; i++) printf "\t%s", k[i]; printf "\n"
+              for (j = 1; j <= np; j++) { printf "%s", p[j]
+                  for (i = 1; i <= nk; i++) { x = v[p[j], k[i]]; printf "\t%s", x == "" ? "-" : x }
+                  printf "\n" } }' > "$tmp/peak"
+    if [ "$(wc -l < "$tmp/peak")" -gt 1 ]; then
+        { echo "set title 'The convolutions on one thread: % of the FMA peak per path'"
+          echo "set ylabel '% of peak'; set yrange [0:100]"
+          echo "set style data histograms; set style histogram clustered gap 1"
+          echo "set style fill solid 0.8 border -1; set boxwidth 0.9"
+          echo "set datafile missing '-'; set datafile separator '\\t'"
+          echo "set grid ytics lc rgb '#dddddd'; set key top right"
+          plot_columns "$tmp/peak"; } > "$tmp/plot.gp"
+        draw "$out-peak" 900,480
+    fi
+fi
+
+# --- the curves: the comparison when it ran, else the training run -----------
+tr=$(find_csv "$base-compare-train")
+[ -n "$tr" ] || tr=$(find_csv "$base-train")
+if [ -n "$tr" ]; then
+    # One block per framework and dataset, gnuplot's index separates them.
+    rows "$tr" | awk -F, '{ key = $3 " · " $2 " · " $1
+            if (!(key in seen)) { seen[key] = 1; k[++nk] = key }
+            d[key] = d[key] $8 "\t" $11 "\t" $12 "\t" (100 * $13) "\n" }
+        END { for (i = 1; i <= nk; i++) printf "\"%s\"\n%s\n\n", k[i], d[k[i]] }' > "$tmp/curves"
+    n=$(grep -c '^"' "$tmp/curves" || true)
+    if [ "$n" -ge 1 ]; then
+        { echo "set multiplot layout 1,2 title 'Training curves: $(basename "$tr")'"
+          echo "set xlabel 'epoch'; set grid lc rgb '#dddddd'; set key top right"
+          echo "set ylabel 'loss'; set title 'train (solid) and test (dashed) loss'"
+          printf "plot "
+          for i in $(seq 0 $((n - 1))); do
+              [ "$i" -gt 0 ] && printf ", "
+              printf "'%s/curves' index %d using 1:2 with linespoints lw 2 lc %d title columnheader(1), " "$tmp" "$i" $((i + 1))
+              printf "'' index %d using 1:3 with lines dt 2 lw 2 lc %d notitle" "$i" $((i + 1))
+          done
+          echo
+          echo "set ylabel 'test accuracy (%)'; set title 'test accuracy'; set key bottom right"
+          printf "plot "
+          for i in $(seq 0 $((n - 1))); do
+              [ "$i" -gt 0 ] && printf ", "
+              printf "'%s/curves' index %d using 1:4 with linespoints lw 2 lc %d title columnheader(1)" "$tmp" "$i" $((i + 1))
+          done
+          echo
+          echo "unset multiplot"; } > "$tmp/plot.gp"
+        draw "$out-train" 1100,480
+    fi
+fi
+
+if [ "$drawn" -eq 0 ]; then
+    echo "error: cnn-plot.sh: no stage-08 results to draw from ($dir/$base.csv and its -layers," \
+         "-train, -compare, -compare-train files; run make stage-08 bench, run or compare)" >&2
+    exit 1
+fi
