@@ -24,7 +24,7 @@ static int cross_entropy_backward(struct tape *t, struct tape_node *node)
         const float *p = node->saved + (long)i * c;
         float *d = dz + (long)i * c;
         for (int j = 0; j < c; j++)
-            d[j] += g * (p[j] - (j == node->labels[i] ? 1.0f : 0.0f));
+            d[j] += g * (p[j] - (j == node->ints[i] ? 1.0f : 0.0f));
     }
     // stub: (void)b; (void)c;
     // END SOLUTION
@@ -82,7 +82,7 @@ struct tensor *op_cross_entropy(struct tape *t, struct tensor *logits, const int
         if (!n || !copy)
             return tape_fail(t, "cross_entropy: out of memory");
         memcpy(copy, labels, sizeof(int) * (size_t)b);
-        n->labels = copy;
+        n->ints = copy;
         n->saved = p;
     }
     return loss;

@@ -21,7 +21,8 @@ struct tape_node {
     struct tensor *in[3];       // in[1] is NULL for one-input ops; in[2] for
                                 // three-input ops only (the Linear layer's bias)
     float scalar;               // scale's factor, mean's 1/n
-    const int *labels;          // cross_entropy's labels (a copy in the arena)
+    const int *ints;            // integers for the backward, in the arena: cross_entropy's
+                                // labels, a convolution's stride and pad, max pooling's argmax
     float *saved;               // cross_entropy's probabilities
     struct tape_node *prev;     // the node recorded before this one
 };

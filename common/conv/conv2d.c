@@ -30,7 +30,7 @@
 #include "vec.h"
 
 // What the backward needs besides the node's tensors, kept in the arena and
-// pointed to by node->labels: stride, pad and the path taken.
+// pointed to by node->ints: stride, pad and the path taken.
 enum { SAVED_STRIDE, SAVED_PAD, SAVED_PATH, SAVED_COUNT };
 
 // The sizes of one convolution, from its tensors.
@@ -156,7 +156,7 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
         saved[SAVED_PAD] = pad;
         saved[SAVED_PATH] = path;
         node->in[2] = bias;
-        node->labels = saved;
+        node->ints = saved;
         node->saved = col;  // the im2col path's matrices, for dW
     }
     return y;
@@ -264,7 +264,7 @@ static float *scratch(struct tape *t, const char *op, int wanted, long floats, i
 static int conv_backward_common(struct tape *t, struct tape_node *node, int relu)
 {
     struct tensor *x = node->in[0], *w = node->in[1], *bias = node->in[2], *y = node->out;
-    const int *saved = node->labels;
+    const int *saved = node->ints;
     struct conv_back b = {.d = dims_of(x, w, saved[SAVED_STRIDE], saved[SAVED_PAD]),
                           .path = (enum conv_path)saved[SAVED_PATH],
                           .relu = relu,

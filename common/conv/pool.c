@@ -48,7 +48,7 @@ static int maxpool_backward(struct tape *t, struct tape_node *node)
     float *dx = tape_grad(t, x);
     if (!dx)
         return -1;
-    const int *where = node->labels;
+    const int *where = node->ints;
     long planes = (long)y->shape[0] * y->shape[1], ys = (long)y->shape[2] * y->shape[3];
 #pragma omp parallel for schedule(static)
     for (long p = 0; p < planes; p++)
@@ -85,7 +85,7 @@ struct tensor *op_maxpool2(struct tape *t, struct tensor *x)
         struct tape_node *node = tape_record(t, "maxpool2", maxpool_backward, y, x, NULL);
         if (!node)
             return NULL;
-        node->labels = where;
+        node->ints = where;
     }
     return y;
 }
