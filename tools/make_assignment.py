@@ -282,10 +282,13 @@ def grade_paragraph(grade):
         # Per architecture: GRADE_KERNELS_x86_64, GRADE_KERNELS_aarch64, ...
         kernels = " or ".join(f"{v} ({k[len('GRADE_KERNELS_'):]})"
                               for k, v in grade.items() if k.startswith("GRADE_KERNELS_"))
-    text = (f"`make grade` scores your kernels ({kernels}) at n = {grade.get('GRADE_SIZE', '?')} "
-            f"in one build, the same for everyone: {grade['GRADE_BUILD']}. Its report says "
-            "what it measured, on which machine (CPU, cores, instruction set) and against "
-            "which OpenBLAS.")
+    if kernels.strip():
+        what = f"your kernels ({kernels}) at n = {grade.get('GRADE_SIZE', '?')}"
+    else:
+        what = "your code (no kernel of this stage is timed alone)"
+    text = (f"`make grade` scores {what} in the build its Makefile declares, the same for "
+            f"everyone: {grade['GRADE_BUILD']}. Its report says what it measured, on which machine "
+            "(CPU, cores, instruction set) and against which OpenBLAS.")
     return textwrap.fill(text, width=78)
 
 
