@@ -159,7 +159,7 @@ KIT_FILES = {
     6: ["common/autograd/*", "tests/golden/autograd_*", "tests/golden.h", "tools/autograd-plot.sh"],
     7: ["common/data/*", "common/nn/nn.h", "common/nn/nn_linear.c", "common/nn/mlp.c",
         "common/nn/optim*", "common/nn/train.*", "common/nn/progress.*",
-        "common/nn/checkpoint.*", "tests/golden/nn_*", "tools/mlp-plot.sh",
+        "common/nn/checkpoint.*", "common/nn/train_cli.*", "tests/golden/nn_*", "tools/mlp-plot.sh",
         "tools/grade-mlp.sh", "tools/torch_mlp.py", "datasets/README.md", "datasets/SHA256SUMS",
         "datasets/sample/*"],
     8: ["common/conv/*", "common/nn/cnn.c", "tests/golden/conv_*", "tools/cnn-plot.sh",

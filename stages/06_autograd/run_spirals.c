@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "args.h"
 #include "gemm_backend.h"
 #include "ops.h"
 #include "tape.h"
@@ -124,17 +125,6 @@ static int bad(const char *prog, const char *what, const char *value)
     return 2;
 }
 
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     const char *prog = argv[0];
@@ -163,13 +153,13 @@ int main(int argc, char **argv)
             if (!backend)
                 return bad(prog, "--backend wants one of the backends listed below", value);
         } else if (strcmp(flag, "--seed") == 0) {
-            if (parse_long(value, 0, 1L << 40, &seed) != 0)
+            if (args_long(value, 0, 1L << 40, &seed) != 0)
                 return bad(prog, "--seed wants a whole number ≥ 0", value);
         } else if (strcmp(flag, "--steps") == 0) {
-            if (parse_long(value, 1, 1000000, &steps) != 0)
+            if (args_long(value, 1, 1000000, &steps) != 0)
                 return bad(prog, "--steps wants a whole number from 1 to 1000000", value);
         } else if (strcmp(flag, "--hidden") == 0) {
-            if (parse_long(value, 1, MAX_HIDDEN, &hidden) != 0)
+            if (args_long(value, 1, MAX_HIDDEN, &hidden) != 0)
                 return bad(prog, "--hidden wants a whole number from 1 to 1024", value);
         } else if (strcmp(flag, "--lr") == 0) {
             char *end;

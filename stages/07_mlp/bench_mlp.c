@@ -15,6 +15,7 @@
 
 #include "bench.h"
 #include "dataset.h"
+#include "args.h"
 #include "gemm_backend.h"
 #include "nn.h"
 #include "optim.h"
@@ -209,19 +210,6 @@ static int bad(const char *prog, const char *what, const char *value)
     return 2;
 }
 
-static int parse_int(const char *s, int lo, int hi, int *out)
-{
-    char *end;
-    errno = 0;
-    if (!s)
-        return -1;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
 static int parse(int argc, char **argv, struct options *o)
 {
     const char *prog = argv[0];
@@ -241,10 +229,10 @@ static int parse(int argc, char **argv, struct options *o)
         }
         i++;
         if (!strcmp(flag, "--threads")) {
-            if (parse_int(value, 1, 1024, &o->threads))
+            if (args_int(value, 1, 1024, &o->threads))
                 return bad(prog, "--threads wants a count in 1..1024", value);
         } else if (!strcmp(flag, "--steps")) {
-            if (parse_int(value, 1, 1000000, &o->steps))
+            if (args_int(value, 1, 1000000, &o->steps))
                 return bad(prog, "--steps wants a count in 1..1000000", value);
             steps_given = 1;
         } else if (!strcmp(flag, "--kernels")) {

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "bench.h"
 #include "conv.h"
 #include "dataset.h"
@@ -375,19 +376,6 @@ static int bad(const char *prog, const char *what, const char *value)
     return 2;
 }
 
-static int parse_int(const char *s, int lo, int hi, int *out)
-{
-    char *end;
-    errno = 0;
-    if (!s)
-        return -1;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
 static int parse(int argc, char **argv, struct options *o)
 {
     const char *prog = argv[0];
@@ -404,18 +392,18 @@ static int parse(int argc, char **argv, struct options *o)
         }
         i++;
         if (!strcmp(flag, "--threads")) {
-            if (parse_int(value, 1, 1024, &o->threads))
+            if (args_int(value, 1, 1024, &o->threads))
                 return bad(prog, "--threads wants a count in 1..1024", value);
         } else if (!strcmp(flag, "--reps")) {
-            if (parse_int(value, 1, 100000, &o->reps))
+            if (args_int(value, 1, 100000, &o->reps))
                 return bad(prog, "--reps wants a count in 1..100000", value);
             reps_given = 1;
         } else if (!strcmp(flag, "--steps")) {
-            if (parse_int(value, 1, 1000000, &o->steps))
+            if (args_int(value, 1, 1000000, &o->steps))
                 return bad(prog, "--steps wants a count in 1..1000000", value);
             steps_given = 1;
         } else if (!strcmp(flag, "--batch")) {
-            if (parse_int(value, 1, 4096, &o->batch))
+            if (args_int(value, 1, 4096, &o->batch))
                 return bad(prog, "--batch wants a count in 1..4096", value);
             batch_given = 1;
         } else if (!strcmp(flag, "--kernels")) {

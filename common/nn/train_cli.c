@@ -1,0 +1,241 @@
+// The training drivers' shared part: flags, the run of epochs, the CSV of
+// design.md. run_mlp and run_cnn differ only in their model.
+#include <errno.h>
+#include <limits.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "bench.h"
+#include "checkpoint.h"
+#include "train.h"
+#include "train_cli.h"
+
+int train_options_init(struct train_options *o, long batch, long epochs)
+{
+    *o = (struct train_options){.data = "fashion", .batch = batch, .epochs = epochs, .seed = 1,
+                                .optim = OPTIM_ADAM, .lr = -1.0};
+    o->gemm = gemm_backend_from_env();
+    if (!o->gemm) {
+        fprintf(stderr, "error: GEMM_BACKEND='%s' names no backend\n", getenv("GEMM_BACKEND"));
+        return -1;
+    }
+    return 0;
+}
+
+static int bad(const char *what, const char *value)
+{
+    fprintf(stderr, "error: %s, not '%s'\n", what, value ? value : "(missing)");
+    return -1;
+}
+
+int train_options_flag(struct train_options *o, const char *flag, const char *value)
+{
+    if (!strcmp(flag, "--append")) {
+        o->append = 1;
+        return 1;
+    }
+    if (!strcmp(flag, "--data")) {
+        if (!value || !*value)
+            return bad("--data wants mnist, fashion, sample or a directory", value);
+        o->data = value;
+    } else if (!strcmp(flag, "--batch")) {
+        if (args_long(value, 1, 65536, &o->batch))
+            return bad("--batch wants a count in 1..65536", value);
+    } else if (!strcmp(flag, "--epochs")) {
+        if (args_long(value, 0, 100000, &o->epochs))
+            return bad("--epochs wants a count in 0..100000", value);
+    } else if (!strcmp(flag, "--optim")) {
+        if (!value || optim_parse(value, &o->optim))
+            return bad("--optim wants sgd or adam", value);
+    } else if (!strcmp(flag, "--lr")) {
+        if (args_double(value, 1e-12, 100.0, &o->lr) || o->lr <= 0)
+            return bad("--lr wants a number above 0", value);
+    } else if (!strcmp(flag, "--wd")) {
+        if (args_double(value, 0.0, 10.0, &o->wd))
+            return bad("--wd wants a number in 0..10", value);
+    } else if (!strcmp(flag, "--seed")) {
+        if (args_long(value, 0, LONG_MAX, &o->seed))
+            return bad("--seed wants a number of 0 or more", value);
+    } else if (!strcmp(flag, "--threads")) {
+        if (args_long(value, 1, 1024, &o->threads))
+            return bad("--threads wants a count in 1..1024", value);
+    } else if (!strcmp(flag, "--gemm")) {
+        o->gemm = value ? gemm_backend_find(value) : NULL;
+        if (!o->gemm)
+            return bad("--gemm wants one of the backends below", value);
+    } else if (!strcmp(flag, "--save") || !strcmp(flag, "--load") || !strcmp(flag, "--csv")) {
+        if (!value || !*value)
+            return bad("a file name is missing after", flag);
+        if (!strcmp(flag, "--save"))
+            o->save = value;
+        else if (!strcmp(flag, "--load"))
+            o->load = value;
+        else
+            o->csv = value;
+    } else {
+        return 0;
+    }
+    return 2;
+}
+
+int train_options_finish(struct train_options *o)
+{
+    if (o->lr < 0)
+        o->lr = o->optim == OPTIM_ADAM ? 1e-3 : 0.05;
+    if (o->epochs == 0 && !o->load)
+        return bad("--epochs 0 only evaluates a model given with --load", "0");
+    if (o->append && !o->csv)
+        return bad("--append adds to the file of --csv, which is missing", "--append");
+    return 0;
+}
+
+void train_options_usage(FILE *f, const struct train_options *o)
+{
+    int count;
+    const struct gemm_backend *all = gemm_backend_all(&count);
+    fprintf(f,
+            "  --data NAME     mnist, fashion (from build/datasets/ or $DATA_DIR; `make "
+            "datasets`),\n"
+            "                  sample (committed), or a directory of IDX files (default "
+            "fashion)\n"
+            "  --batch N       images per step (default %ld)\n"
+            "  --epochs N      passes over the training set (default %ld; 0 with --load: "
+            "evaluate)\n"
+            "  --optim NAME    sgd (momentum 0.9) or adam (default adam)\n"
+            "  --lr X          learning rate (default 0.001 for adam, 0.05 for sgd)\n"
+            "  --wd X          weight decay, an L2 term in the gradient (default 0)\n"
+            "  --seed N        initial weights and shuffles (default 1)\n"
+            "  --threads N     OpenMP threads (default: all cores)\n"
+            "  --gemm NAME     the GEMM every matmul goes through (default: $GEMM_BACKEND, "
+            "else auto):\n",
+            o->batch, o->epochs);
+    for (int i = 0; i < count; i++)
+        fprintf(f, "                    %-9s %s\n", all[i].name, all[i].about);
+    fprintf(f, "  --save FILE     write the trained model\n"
+               "  --load FILE     start from a saved model (the same model)\n"
+               "  --csv FILE      per-epoch rows (loss, accuracy, time, memory)\n"
+               "  --append        add rows to FILE instead of starting it afresh\n");
+}
+
+// The CSV of design.md: machine lines, the dataset, then the header. With
+// --append onto a file that has them already, only rows are added.
+static FILE *open_csv(const struct train_options *o, const char *stage,
+                      const struct dataset *ds, int threads)
+{
+    int fresh = 1;
+    if (o->append) {
+        FILE *old = fopen(o->csv, "r");
+        if (old) {
+            fresh = fgetc(old) == EOF;
+            fclose(old);
+        }
+    }
+    FILE *f = fopen(o->csv, fresh ? "w" : "a");
+    if (!f) {
+        fprintf(stderr, "error: cannot write %s: %s\n", o->csv, strerror(errno));
+        return NULL;
+    }
+    if (fresh) {
+        bench_write_machine(f, stage, threads);
+        fprintf(f, "# dataset: %s\n# dataset_dir: %s\n# train_images: %d\n# test_images: %d\n",
+                ds->name, ds->dir, ds->train.count, ds->test.count);
+        fprintf(f, "model,dataset,framework,backend,threads,batch,optimizer,epoch,seconds,"
+                   "images_per_s,train_loss,test_loss,test_acc,peak_rss_mb\n");
+    }
+    return f;
+}
+
+int train_run(const struct train_options *o, const struct train_model *tm)
+{
+    char err[4096];
+    if (o->threads > 0)
+        omp_set_num_threads((int)o->threads);
+    int threads = omp_get_max_threads();
+
+    struct dataset ds;
+    if (dataset_load(o->data, NULL, &ds, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        return 1;
+    }
+    int status = 1;
+    struct nn_model m = {0};
+    struct optim *opt = NULL;
+    struct trainer tr = {0};
+    FILE *csv = NULL;
+    if (tm->build(&m, &ds, o, tm->ctx, err, sizeof err) != 0 ||
+        (o->load && checkpoint_load(o->load, &m, err, sizeof err) != 0)) {
+        fprintf(stderr, "error: %s\n", err);
+        goto out;
+    }
+    struct optim_config oc = optim_defaults(o->optim, (float)o->lr, (float)o->wd);
+    opt = optim_new(&oc, m.params, m.nparams);
+    if (!opt) {
+        fprintf(stderr, "error: cannot make the optimizer (out of memory?)\n");
+        goto out;
+    }
+    if (trainer_init(&tr, o->gemm, (int)o->batch, ds.train.pixels, ds.train.count, err,
+                     sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        goto out;
+    }
+    if (o->csv && !(csv = open_csv(o, tm->stage, &ds, threads)))
+        goto out;
+
+    printf("%s (%ld parameters) on %s (%d train, %d test images), batch %ld, %s lr %g, "
+           "backend %s, %d thread%s\n",
+           m.desc, nn_param_count(&m), ds.name, ds.train.count, ds.test.count, o->batch,
+           optim_name(o->optim), o->lr, tm->backend, threads, threads == 1 ? "" : "s");
+    fflush(stdout);
+
+    if (o->epochs == 0) {
+        double loss, acc;
+        if (evaluate(&tr, &m, &ds.test, &loss, &acc, err, sizeof err) != 0) {
+            fprintf(stderr, "error: %s\n", err);
+            goto out;
+        }
+        printf("%s: test loss %.4f, test accuracy %.2f %%\n", o->load, loss, 100 * acc);
+        status = 0;
+        goto out;
+    }
+    for (int e = 1; e <= o->epochs; e++) {
+        struct epoch_stats st;
+        if (train_epoch(&tr, &m, opt, &ds.train, (uint64_t)o->seed, e, &st, err, sizeof err) ||
+            evaluate(&tr, &m, &ds.test, &st.test_loss, &st.test_acc, err, sizeof err)) {
+            fprintf(stderr, "error: %s\n", err);
+            goto out;
+        }
+        printf("epoch %3d  loss %.4f  test loss %.4f  test accuracy %6.2f %%  %7.3f s  %8.0f "
+               "images/s\n",
+               e, st.train_loss, st.test_loss, 100 * st.test_acc, st.seconds, st.images_per_s);
+        fflush(stdout);
+        if (csv) {
+            fprintf(csv, "%s,%s,ours,%s,%d,%ld,%s,%d,%.6f,%.1f,%.6f,%.6f,%.6f,%.1f\n", tm->name,
+                    ds.name, tm->backend, threads, o->batch, optim_name(o->optim), e,
+                    st.seconds, st.images_per_s, st.train_loss, st.test_loss, st.test_acc,
+                    peak_rss_mb());
+            fflush(csv);
+        }
+    }
+    if (o->save) {
+        if (checkpoint_save(o->save, &m, err, sizeof err) != 0) {
+            fprintf(stderr, "error: %s\n", err);
+            goto out;
+        }
+        printf("saved %s\n", o->save);
+    }
+    printf("peak memory %.1f MB\n", peak_rss_mb());
+    status = 0;
+out:
+    if (csv && fclose(csv) != 0 && status == 0) {
+        fprintf(stderr, "error: writing %s failed\n", o->csv);
+        status = 1;
+    }
+    trainer_free(&tr);
+    optim_free(opt);
+    nn_model_free(&m);
+    dataset_free(&ds);
+    return status;
+}
