@@ -120,32 +120,40 @@ void train_options_usage(FILE *f, const struct train_options *o)
                "  --append        add rows to FILE instead of starting it afresh\n");
 }
 
-// The CSV of design.md: machine lines, the dataset, then the header. With
-// --append onto a file that has them already, only rows are added.
-static FILE *open_csv(const struct train_options *o, const char *stage,
-                      const struct dataset *ds, int threads)
+FILE *train_csv_open(const char *path, const char *stage, const struct dataset *ds, int threads,
+                     int append, int *fresh)
 {
-    int fresh = 1;
-    if (o->append) {
-        FILE *old = fopen(o->csv, "r");
-        if (old) {
-            fresh = fgetc(old) == EOF;
-            fclose(old);
+    *fresh = 1;
+    FILE *f = stdout;
+    if (strcmp(path, "-") != 0) {
+        if (append) {
+            FILE *old = fopen(path, "r");
+            if (old) {
+                *fresh = fgetc(old) == EOF;
+                fclose(old);
+            }
+        }
+        f = fopen(path, *fresh ? "w" : "a");
+        if (!f) {
+            fprintf(stderr, "error: cannot write %s: %s\n", path, strerror(errno));
+            return NULL;
         }
     }
-    FILE *f = fopen(o->csv, fresh ? "w" : "a");
-    if (!f) {
-        fprintf(stderr, "error: cannot write %s: %s\n", o->csv, strerror(errno));
-        return NULL;
-    }
-    if (fresh) {
+    if (*fresh) {
         bench_write_machine(f, stage, threads);
         fprintf(f, "# dataset: %s\n# dataset_dir: %s\n# train_images: %d\n# test_images: %d\n",
                 ds->name, ds->dir, ds->train.count, ds->test.count);
-        fprintf(f, "model,dataset,framework,backend,threads,batch,optimizer,epoch,seconds,"
-                   "images_per_s,train_loss,test_loss,test_acc,peak_rss_mb\n");
     }
     return f;
+}
+
+int train_csv_close(FILE *f, const char *path, int status)
+{
+    if (f && f != stdout && fclose(f) != 0 && status == 0) {
+        fprintf(stderr, "error: writing %s failed\n", path);
+        return 1;
+    }
+    return status;
 }
 
 int train_run(const struct train_options *o, const struct train_model *tm)
@@ -181,8 +189,12 @@ int train_run(const struct train_options *o, const struct train_model *tm)
         fprintf(stderr, "error: %s\n", err);
         goto out;
     }
-    if (o->csv && !(csv = open_csv(o, tm->stage, &ds, threads)))
+    int fresh;
+    if (o->csv && !(csv = train_csv_open(o->csv, tm->stage, &ds, threads, o->append, &fresh)))
         goto out;
+    if (csv && fresh)
+        fprintf(csv, "model,dataset,framework,backend,threads,batch,optimizer,epoch,seconds,"
+                     "images_per_s,train_loss,test_loss,test_acc,peak_rss_mb\n");
 
     printf("%s (%ld parameters) on %s (%d train, %d test images), batch %ld, %s lr %g, "
            "backend %s, %d thread%s\n",
@@ -229,10 +241,7 @@ int train_run(const struct train_options *o, const struct train_model *tm)
     printf("peak memory %.1f MB\n", peak_rss_mb());
     status = 0;
 out:
-    if (csv && fclose(csv) != 0 && status == 0) {
-        fprintf(stderr, "error: writing %s failed\n", o->csv);
-        status = 1;
-    }
+    status = train_csv_close(csv, o->csv, status);
     trainer_free(&tr);
     optim_free(opt);
     nn_model_free(&m);

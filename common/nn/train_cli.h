@@ -49,6 +49,15 @@ struct train_model {
     const void *ctx;
 };
 
+// A training stage's results CSV (path "-": stdout): the machine lines of
+// the GEMM benches and the dataset's, unless append finds the file already
+// started; *fresh says whether the caller writes its header row. NULL after
+// printing the problem. train_csv_close returns status, or 1 when writing
+// failed.
+FILE *train_csv_open(const char *path, const char *stage, const struct dataset *ds, int threads,
+                     int append, int *fresh);
+int train_csv_close(FILE *f, const char *path, int status);
+
 // Loads the data, builds the model (and --load), then trains o->epochs
 // epochs, printing a line and writing a CSV row for each, or with
 // --epochs 0 only evaluates; then --save. Returns the exit status.

@@ -22,6 +22,7 @@
 #include "peak.h"
 #include "timer.h"
 #include "train.h"
+#include "train_cli.h"
 
 // An epoch of Fashion-MNIST or MNIST: the unit every time is reported in.
 enum { EPOCH_IMAGES = 60000, WARMUP_STEPS = 5 };
@@ -266,17 +267,13 @@ static int parse(int argc, char **argv, struct options *o)
     return 0;
 }
 
+// A results file with the machine and dataset lines, and the epoch size.
 static FILE *open_out(const char *path, const struct dataset *ds, int threads)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "error: cannot write %s: %s\n", path, strerror(errno));
-        return NULL;
-    }
-    bench_write_machine(f, "stage-07", threads);
-    fprintf(f, "# dataset: %s\n# train_images: %d\n# test_images: %d\n", ds->name,
-            ds->train.count, ds->test.count);
-    fprintf(f, "# epoch_images: %d\n", EPOCH_IMAGES);
+    int fresh;
+    FILE *f = train_csv_open(path, "stage-07", ds, threads, 0, &fresh);
+    if (f)
+        fprintf(f, "# epoch_images: %d\n", EPOCH_IMAGES);
     return f;
 }
 
@@ -397,14 +394,8 @@ int main(int argc, char **argv)
     }
     status = 0;
 out:
-    if (csv && csv != stdout && fclose(csv) != 0 && status == 0) {
-        fprintf(stderr, "error: writing %s failed\n", o.csv);
-        status = 1;
-    }
-    if (bd && bd != stdout && fclose(bd) != 0 && status == 0) {
-        fprintf(stderr, "error: writing %s failed\n", o.breakdown);
-        status = 1;
-    }
+    status = train_csv_close(csv, o.csv, status);
+    status = train_csv_close(bd, o.breakdown, status);
     dataset_free(&ds);
     return status;
 }

@@ -31,6 +31,7 @@
 #include "tape.h"
 #include "timer.h"
 #include "train.h"
+#include "train_cli.h"
 
 // An epoch of Fashion-MNIST or MNIST: the unit every time is reported in.
 enum { EPOCH_IMAGES = 60000, WARMUP_STEPS = 3 };
@@ -444,28 +445,17 @@ static int parse(int argc, char **argv, struct options *o)
     return 0;
 }
 
+// A results file with the machine and dataset lines, the epoch size and
+// the batch.
 static FILE *open_out(const char *path, const struct dataset *ds, int threads, int batch)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "error: cannot write %s: %s\n", path, strerror(errno));
-        return NULL;
+    int fresh;
+    FILE *f = train_csv_open(path, "stage-08", ds, threads, 0, &fresh);
+    if (f) {
+        fprintf(f, "# epoch_images: %d\n# batch: %d\n", EPOCH_IMAGES, batch);
+        fprintf(f, "# backend: the conv path (the GEMM backend is auto), as run_cnn writes it\n");
     }
-    bench_write_machine(f, "stage-08", threads);
-    fprintf(f, "# dataset: %s\n# train_images: %d\n# test_images: %d\n", ds->name,
-            ds->train.count, ds->test.count);
-    fprintf(f, "# epoch_images: %d\n# batch: %d\n", EPOCH_IMAGES, batch);
-    fprintf(f, "# backend: the conv path (the GEMM backend is auto), as run_cnn writes it\n");
     return f;
-}
-
-static int close_out(FILE *f, const char *path, int status)
-{
-    if (f && f != stdout && fclose(f) != 0 && status == 0) {
-        fprintf(stderr, "error: writing %s failed\n", path);
-        return 1;
-    }
-    return status;
 }
 
 int main(int argc, char **argv)
@@ -620,8 +610,8 @@ int main(int argc, char **argv)
     status = 0;
 out:
     conv_set_path(CONV_AUTO);
-    status = close_out(csv, o.csv, status);
-    status = close_out(lay, o.layers, status);
+    status = train_csv_close(csv, o.csv, status);
+    status = train_csv_close(lay, o.layers, status);
     dataset_free(&ds);
     return status;
 }
