@@ -75,7 +75,7 @@ $(BOOK_PLOT_STAMP): _book_force
 	  srcs=$$(ls $(BOOK_RESULTS)/stage-07*.csv plots/data/stage-07*.csv 2>/dev/null); \
 	  [ -n "$$srcs" ] || return 0; \
 	  out=$(BOOK_PLOT_DIR)/stage-07; \
-	  if [ -f "$$out.stamp" ] && [ -z "$$(find $$srcs tools/mlp-plot.sh -newer $$out.stamp)" ]; then return 0; fi; \
+	  if [ -f "$$out.stamp" ] && [ -z "$$(find $$srcs tools/mlp-plot.sh tools/train-plot.sh -newer $$out.stamp)" ]; then return 0; fi; \
 	  tools/mlp-plot.sh $(BOOK_RESULTS)/stage-07.csv "$$out" >/dev/null || return 1; \
 	  touch "$$out.stamp"; echo "plots: $$out*.{svg,png} <- stage-07 results"; changed=1; \
 	}; \
@@ -84,7 +84,7 @@ $(BOOK_PLOT_STAMP): _book_force
 	  srcs=$$(ls $(BOOK_RESULTS)/stage-08*.csv plots/data/stage-08*.csv 2>/dev/null); \
 	  [ -n "$$srcs" ] || return 0; \
 	  out=$(BOOK_PLOT_DIR)/stage-08; \
-	  if [ -f "$$out.stamp" ] && [ -z "$$(find $$srcs tools/cnn-plot.sh -newer $$out.stamp)" ]; then return 0; fi; \
+	  if [ -f "$$out.stamp" ] && [ -z "$$(find $$srcs tools/cnn-plot.sh tools/train-plot.sh -newer $$out.stamp)" ]; then return 0; fi; \
 	  tools/cnn-plot.sh $(BOOK_RESULTS)/stage-08.csv "$$out" >/dev/null || return 1; \
 	  touch "$$out.stamp"; echo "plots: $$out*.{svg,png} <- stage-08 results"; changed=1; \
 	}; \
