@@ -10,6 +10,7 @@
 #include "args.h"
 #include "bench.h"
 #include "checkpoint.h"
+#include "timer.h"
 #include "train.h"
 #include "train_cli.h"
 
@@ -154,6 +155,31 @@ int train_csv_close(FILE *f, const char *path, int status)
         return 1;
     }
     return status;
+}
+
+int train_fixed_steps(struct trainer *tr, struct nn_model *m, struct optim *o,
+                      const struct dataset_split *s, int steps, int *at, double *data_s)
+{
+    int batch = tr->batch;
+    if (batch > s->count) {
+        fprintf(stderr, "error: the dataset (%d images) is smaller than a batch (%d)\n", s->count,
+                batch);
+        return -1;
+    }
+    for (int step = 0; step < steps; step++) {
+        if (*at + batch > s->count)
+            *at = 0;
+        double d0 = timer_now();
+        int b = dataset_batch(s, tr->order, *at, batch, tr->x, tr->y);
+        *data_s += timer_now() - d0;
+        *at += b;
+        float loss;
+        if (train_step(tr->tape, m, o, tr->x, tr->y, b, &loss) != 0) {
+            fprintf(stderr, "error: a training step: %s\n", tape_error(tr->tape));
+            return -1;
+        }
+    }
+    return 0;
 }
 
 int train_run(const struct train_options *o, const struct train_model *tm)

@@ -7,6 +7,7 @@
 #include "gemm_backend.h"
 #include "nn.h"
 #include "optim.h"
+#include "train.h"
 
 // What the training drivers (stage 07's run_mlp, stage 08's run_cnn) share:
 // their common flags, and the run itself: the dataset, the optimizer, the
@@ -57,6 +58,13 @@ struct train_model {
 FILE *train_csv_open(const char *path, const char *stage, const struct dataset *ds, int threads,
                      int append, int *fresh);
 int train_csv_close(FILE *f, const char *path, int status);
+
+// For the benchmarks: steps training steps on whole batches of s, in tr's
+// order from *at on (wrapping round the split, so that every step does the
+// same work), adding the time spent making batches to *data_s. Returns 0,
+// or -1 with the error printed.
+int train_fixed_steps(struct trainer *tr, struct nn_model *m, struct optim *o,
+                      const struct dataset_split *s, int steps, int *at, double *data_s);
 
 // Loads the data, builds the model (and --load), then trains o->epochs
 // epochs, printing a line and writing a CSV row for each, or with

@@ -99,28 +99,14 @@ static int measure(const struct dataset *ds, const char *layers, int batch,
         return -1;
     }
     dataset_shuffle(tr.order, ds->train.count, 1);
-    int status = 0, at = 0;
+    int at = 0;
     double data_s = 0, start = 0;
-    for (int step = 0; step < WARMUP_STEPS + steps; step++) {
-        if (step == WARMUP_STEPS) {
-            data_s = 0;
-            gemm_seconds = 0;
-            start = timer_now();
-        }
-        // Whole batches only, wrapping round the split: each step the same work.
-        if (at + batch > ds->train.count)
-            at = 0;
-        double d0 = timer_now();
-        int b = dataset_batch(&ds->train, tr.order, at, batch, tr.x, tr.y);
-        data_s += timer_now() - d0;
-        at += b;
-        float loss;
-        if (b < batch || train_step(tr.tape, &m, o, tr.x, tr.y, b, &loss) != 0) {
-            fprintf(stderr, "error: %s on %s: %s\n", layers, backend->name,
-                    b < batch ? "the dataset is smaller than a batch" : tape_error(tr.tape));
-            status = -1;
-            break;
-        }
+    int status = train_fixed_steps(&tr, &m, o, &ds->train, WARMUP_STEPS, &at, &data_s);
+    if (status == 0) {
+        data_s = 0;
+        gemm_seconds = 0;
+        start = timer_now();
+        status = train_fixed_steps(&tr, &m, o, &ds->train, steps, &at, &data_s);
     }
     if (status == 0) {
         double total = timer_now() - start;

@@ -309,22 +309,12 @@ static int time_network(const struct dataset *ds, int batch, int steps, struct n
         return -1;
     }
     dataset_shuffle(tr.order, ds->train.count, 1);
-    int status = 0, at = 0;
-    double start = 0;
-    for (int step = 0; step < WARMUP_STEPS + steps && status == 0; step++) {
-        if (step == WARMUP_STEPS)
-            start = timer_now();
-        // Whole batches only, wrapping round the split: each step the same work.
-        if (at + batch > ds->train.count)
-            at = 0;
-        int b = dataset_batch(&ds->train, tr.order, at, batch, tr.x, tr.y);
-        at += b;
-        float loss;
-        if (b < batch || train_step(tr.tape, &m, o, tr.x, tr.y, b, &loss) != 0) {
-            fprintf(stderr, "error: a training step: %s\n",
-                    b < batch ? "the dataset is smaller than a batch" : tape_error(tr.tape));
-            status = -1;
-        }
+    int at = 0;
+    double data_s = 0, start = 0;
+    int status = train_fixed_steps(&tr, &m, o, &ds->train, WARMUP_STEPS, &at, &data_s);
+    if (status == 0) {
+        start = timer_now();
+        status = train_fixed_steps(&tr, &m, o, &ds->train, steps, &at, &data_s);
     }
     if (status == 0) {
         out->step_s = (timer_now() - start) / steps;
