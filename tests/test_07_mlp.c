@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "arena.h"
+#include "arrays.h"
 #include "checkpoint.h"
 #include "dataset.h"
 #include "gemm_backend.h"
@@ -77,21 +78,6 @@ static void expect_fd(const char *what, struct linear_case *c, double *v, long n
                   "(tol %.3g)",
                   c->b, c->in, c->in, c->out, c->backend, what, j, grad[j], num[j], tol);
     free(num);
-}
-
-static float *filled(long n, uint64_t seed)
-{
-    float *v = malloc(sizeof(float) * (size_t)n);
-    mat_fill_random(v, 1, (int)n, (int)n, seed);
-    return v;
-}
-
-static double *widened(const float *v, long n)
-{
-    double *d = malloc(sizeof(double) * (size_t)n);
-    for (long i = 0; i < n; i++)
-        d[i] = v[i];
-    return d;
 }
 
 // Runs op_linear through backend (NULL: auto) at b×in·in×out and checks its
@@ -514,6 +500,8 @@ Test(nn_mlp, init_shapes_desc_and_counts)
     }
     cr_assert_eq(nn_param_count(&m), 784L * 256 + 256 + 256 * 10 + 10);
     cr_assert_float_eq(nn_forward_flops(&m), 2.0 * (784 * 256 + 256 * 10), 0.5);
+    // A step: forward and dW of both layers, dX of the second only.
+    cr_assert_float_eq(nn_train_flops(&m), 818176.0, 0.5);
     // He: mean 0, standard deviation √(2/in); over 200,704 samples the
     // sample sd is within 1 % of it and the mean within 5 standard errors.
     for (int l = 0; l < 2; l++) {

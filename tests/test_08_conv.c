@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "arena.h"
+#include "arrays.h"
 #include "checkpoint.h"
 #include "conv.h"
 #include "conv_direct.h"
@@ -102,21 +103,6 @@ static double conv_loss(const struct conv_case *k, const double *x, const double
                     L += dy[((long)(i * k->oc + o) * oh + r) * ow + q] *
                          conv_at(k, x, w, b, i, o, r, q);
     return L;
-}
-
-static float *filled(long n, uint64_t seed)
-{
-    float *v = malloc(sizeof(float) * (size_t)n);
-    mat_fill_random(v, 1, (int)n, (int)n, seed);
-    return v;
-}
-
-static double *widened(const float *v, long n)
-{
-    double *d = malloc(sizeof(double) * (size_t)n);
-    for (long i = 0; i < n; i++)
-        d[i] = v[i];
-    return d;
 }
 
 // What one run of the op gives: y and the three gradients.

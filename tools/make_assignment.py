@@ -160,7 +160,7 @@ KIT_FILES = {
     7: ["common/data/*", "common/train.mk", "common/nn/nn.h", "common/nn/nn_linear.c",
         "common/nn/mlp.c",
         "common/nn/optim*", "common/nn/train.*", "common/nn/progress.*",
-        "common/nn/checkpoint.*", "common/nn/train_cli.*", "tests/golden/nn_*",
+        "common/nn/checkpoint.*", "common/nn/train_cli.*", "tests/golden/nn_*", "tests/arrays.h",
         "tools/mlp-plot.sh", "tools/train-plot.sh", "tools/grade-mlp.sh", "tools/torch_mlp.py",
         "tools/torch_peer.py", "datasets/README.md", "datasets/SHA256SUMS", "datasets/sample/*"],
     8: ["common/conv/*", "common/nn/cnn.c", "tests/golden/conv_*", "tools/cnn-plot.sh",
