@@ -34,6 +34,7 @@
 #include "nn.h"
 #include "ops.h"
 #include "optim.h"
+#include "layout.h"
 #include "pool_row.h"
 #include "tape.h"
 #include "train.h"
@@ -246,6 +247,54 @@ Test(task_8_1, conv_forward_matches_the_definition)
         free(x);
         free(w);
         free(b);
+    }
+}
+
+// Chapter 8's NHWC forward (stages/08_conv/layout.c), which the layout
+// measurement times against the library's NCHW op: the same numbers in the
+// other layout, at every shape of the table above, runs of 2 images.
+Test(conv, nhwc_forward_agrees_with_the_nchw_op)
+{
+    for (int s = 0; s < SHAPES; s++) {
+        const struct conv_case *k = &shapes[s];
+        int oh = out_h(k), ow = out_w(k), taps = k->kh * k->kw;
+        long P = (long)oh * ow, K = (long)taps * k->c, hw = (long)k->h * k->w;
+        float *xf = filled(x_size(k), 300 + s), *wf = filled(w_size(k), 320 + s),
+              *bf = filled(k->oc, 340 + s), *dyf = filled(y_size(k), 360 + s);
+        struct conv_result r = run_conv(k, CONV_IM2COL, PLAIN, xf, wf, bf, dyf);
+        float *x = malloc(sizeof(float) * (size_t)x_size(k));
+        float *wk = malloc(sizeof(float) * (size_t)(K * k->oc));
+        float *rows = malloc(sizeof(float) * (size_t)(2 * P * K));
+        float *y = malloc(sizeof(float) * (size_t)y_size(k));
+        for (int i = 0; i < k->n; i++)
+            for (int ch = 0; ch < k->c; ch++)
+                for (long p = 0; p < hw; p++)
+                    x[(i * hw + p) * k->c + ch] = xf[(i * k->c + ch) * hw + p];
+        for (int o = 0; o < k->oc; o++)
+            for (int ch = 0; ch < k->c; ch++)
+                for (int t = 0; t < taps; t++)
+                    wk[((long)t * k->c + ch) * k->oc + o] = wf[((long)o * k->c + ch) * taps + t];
+        conv_forward_nhwc(x, k->n, k->c, k->h, k->w, wk, bf, k->oc, k->kh, k->kw, k->stride,
+                          k->pad, 2, rows, y);
+        char what[128];
+        describe(k, what, sizeof what);
+        for (int i = 0; i < k->n; i++)
+            for (int o = 0; o < k->oc; o++)
+                for (long p = 0; p < P; p++) {
+                    float want = r.y[(i * k->oc + o) * P + p], got = y[(i * P + p) * k->oc + o];
+                    cr_assert(fabsf(got - want) <= 1e-5f * (fabsf(want) + 1.0f),
+                              "%s: NHWC y[%d][%ld][%d] = %.9g, NCHW %.9g", what, i, p, o, got,
+                              want);
+                }
+        result_free(&r);
+        free(xf);
+        free(wf);
+        free(bf);
+        free(dyf);
+        free(x);
+        free(wk);
+        free(rows);
+        free(y);
     }
 }
 

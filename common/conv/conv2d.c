@@ -72,6 +72,17 @@ static int group_first(int g, int n)
     return (int)((long)g * n / GROUPS);
 }
 
+// The most images in one run.
+static int longest_run(int n)
+{
+    int longest = 0;
+    for (int g = 0; g < GROUPS; g++) {
+        int m = group_first(g + 1, n) - group_first(g, n);
+        longest = m > longest ? m : longest;
+    }
+    return longest;
+}
+
 // One image's output (oc planes of P) starts as the bias; the GEMM (beta =
 // 1) or the direct kernel adds the convolution onto it, and the fused ReLU
 // follows at once: the image's output is written, summed into and clipped
@@ -82,6 +93,43 @@ static void fill_bias(float *y, const float *bias, int oc, long P)
         for (long p = 0; p < P; p++)
             y[o * P + p] = bias[o];
 }
+
+// listing: conv_forward_run
+// The im2col path, one run of m images (group_first): their col matrices
+// side by side make one K × (m·P) matrix COL, and one GEMM
+//   Y (oc × m·P) = w (oc×K) · COL
+// does the run, its n = m·P sixteen times an image's P at batch 256. Y's
+// rows hold the images' planes side by side; each image's are copied out
+// with the bias added (and clipped, with ReLU fused), so y is NCHW again.
+// col and out are the thread's scratch, K × m·P and oc × m·P floats.
+// Returns 0, or -1 when the GEMM backend ran out of memory.
+static int forward_run(const struct conv_dims *d, const struct gemm_backend *be,
+                       const struct vec_kernels *v, const float *x, const float *w,
+                       const float *bias, int relu, int g, float *col, float *out, float *y)
+{
+    int first = group_first(g, d->n), m = group_first(g + 1, d->n) - first;
+    long ld = m * d->P, xs = (long)d->c * d->h * d->w, ys = (long)d->oc * d->P;
+    if (m == 0)
+        return 0;
+    for (int j = 0; j < m; j++)
+        im2col(x + (first + j) * xs, d->c, d->h, d->w, d->kh, d->kw, d->stride, d->pad,
+               col + j * d->P, ld);
+    if (be->run(GEMM_NOTRANS, GEMM_NOTRANS, d->oc, (int)ld, (int)d->K, 1.0f, w, (int)d->K, col,
+                (int)ld, 0.0f, out, (int)ld) != 0)
+        return -1;
+    for (int j = 0; j < m; j++) {
+        float *yi = y + (first + j) * ys;
+        for (int o = 0; o < d->oc; o++) {
+            const float *row = out + o * ld + j * d->P;
+            for (long p = 0; p < d->P; p++)
+                yi[o * d->P + p] = row[p] + bias[o];
+        }
+        if (relu)
+            v->relu(ys, yi, yi);
+    }
+    return 0;
+}
+// end listing
 
 // listing: conv_forward
 static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward_fn *backward,
@@ -110,42 +158,41 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
     enum conv_path path = conv_choose(d.c, d.h, d.w, d.oc, d.kh, d.kw, stride, pad);
     long xs = (long)d.c * d.h * d.w, ys = (long)d.oc * d.P;
 
-    // im2col: the GEMM's B is the image's col matrix, K×P, made in the
-    // thread's own scratch just before the GEMM reads it. 1×1: B is the image
-    // itself, c×(h·w), the same matrix with no copy.
-    float *col = NULL;
-    int threads = omp_get_max_threads();
-    if (path == CONV_IM2COL) {
-        col = arena_alloc(tape_arena(t), sizeof(float) * (size_t)threads * d.K * d.P);
-        if (!col)
-            return tape_fail(t, "%s: out of memory for im2col's %ld×%ld matrices", op, d.K,
-                             d.P);
-    }
     const struct gemm_backend *be = tape_backend(t);
     conv_direct_fn *kernel = conv_direct_kernel();
     const struct vec_kernels *v = vec_current();
     int failed = 0;
+    if (path == CONV_IM2COL) {
+        // Runs of images (forward_run), each thread with its own scratch.
+        long run_p = longest_run(d.n) * d.P, per_thread = (d.K + d.oc) * run_p;
+        float *scratch = arena_alloc(tape_arena(t),
+                                     sizeof(float) * (size_t)(omp_get_max_threads() * per_thread));
+        if (!scratch)
+            return tape_fail(t, "%s: out of memory for im2col's %ld×%ld matrices", op, d.K,
+                             run_p);
 #pragma omp parallel for schedule(static) reduction(|| : failed)
-    for (int i = 0; i < d.n; i++) {
-        const float *xi = x->data + i * xs;
-        float *yi = y->data + i * ys;
-        fill_bias(yi, bias->data, d.oc, d.P);
-        if (path == CONV_DIRECT) {
-            kernel(xi, d.c, d.h, d.w, w->data, d.oc, pad, yi);
-        } else {
-            const float *b = xi;
-            if (path == CONV_IM2COL) {
-                float *mine = col + omp_get_thread_num() * d.K * d.P;
-                im2col(xi, d.c, d.h, d.w, d.kh, d.kw, stride, pad, mine, d.P);
-                b = mine;
-            }
-            // y_i (oc×P) += w (oc×K) · B_i (K×P)
-            if (be->run(GEMM_NOTRANS, GEMM_NOTRANS, d.oc, (int)d.P, (int)d.K, 1.0f, w->data,
-                        (int)d.K, b, (int)d.P, 1.0f, yi, (int)d.P) != 0)
+        for (int g = 0; g < GROUPS; g++) {
+            float *col = scratch + omp_get_thread_num() * per_thread;
+            if (forward_run(&d, be, v, x->data, w->data, bias->data, relu, g, col,
+                            col + d.K * run_p, y->data) != 0)
                 failed = 1;
         }
-        if (relu)
-            v->relu(ys, yi, yi);
+    } else {
+        // One image at a time: the direct kernel, or the 1×1 GEMM whose B
+        // is the image itself, c×(h·w), the col matrix with no copy.
+#pragma omp parallel for schedule(static) reduction(|| : failed)
+        for (int i = 0; i < d.n; i++) {
+            const float *xi = x->data + i * xs;
+            float *yi = y->data + i * ys;
+            fill_bias(yi, bias->data, d.oc, d.P);
+            if (path == CONV_DIRECT)
+                kernel(xi, d.c, d.h, d.w, w->data, d.oc, pad, yi);
+            else if (be->run(GEMM_NOTRANS, GEMM_NOTRANS, d.oc, (int)d.P, (int)d.K, 1.0f,
+                             w->data, (int)d.K, xi, (int)d.P, 1.0f, yi, (int)d.P) != 0)
+                failed = 1;  // y_i (oc×P) += w (oc×K) · x_i (K×P)
+            if (relu)
+                v->relu(ys, yi, yi);
+        }
     }
     if (failed)
         return tape_fail(t, "%s: the %s GEMM backend ran out of memory", op, be->name);
@@ -290,12 +337,7 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
     if ((x->requires_grad && !b.dx) || (w->requires_grad && !dw) ||
         (bias->requires_grad && !dbias))
         return -1;
-    int longest = 0;
-    for (int g = 0; g < GROUPS; g++) {
-        int m = group_first(g + 1, d->n) - group_first(g, d->n);
-        longest = m > longest ? m : longest;
-    }
-    b.run_p = longest * d->P;
+    b.run_p = longest_run(d->n) * d->P;
     int threads = omp_get_max_threads();
     long per_thread = (d->K + d->oc) * b.run_p;
     b.dw_run = scratch(t, node->op, dw != NULL, GROUPS * d->oc * d->K, 1);
