@@ -2,22 +2,24 @@
 // 1×1 GEMM on x in place, the direct 3×3 kernel; the backward of all three
 // goes through the GEMMs of the im2col path. Optionally fused with ReLU.
 //
-// Threads. Images are independent: the forward, im2col, each image's GEMM
-// and the fused ReLU, runs over the batch with OpenMP, one image per
-// thread from start to end. The GEMM is called from inside the parallel
-// region; gemm()'s own threads then run as an inner team of one (nested
-// parallelism is off by default) and give the same bits as on any thread
-// count, and it keeps its packing buffers per thread. One GEMM per image on
-// one core each beats splitting a GEMM this small between cores. The
-// backward's dW sums over images, so the batch is cut into GROUPS fixed runs
-// of images (fixed by n, never by the thread count): each run sums its
-// images' shares in order into its own partial dW, and the partials are
-// added in order at the end. Every result is thus the same bits on any
-// number of threads. The tape is not safe for threads: failures inside a
-// parallel region are counted and reported once after it.
+// Threads. Images are independent. The batch is cut into GROUPS fixed runs
+// of images (fixed by n, never by the thread count), and each run goes to
+// one thread from start to end: on the im2col path its forward is one GEMM
+// over the run's images side by side (forward_run), and its backward one
+// GEMM for dW and one for the data gradient (backward_run). The direct and
+// 1×1 forwards go image by image. The GEMMs are called from inside the
+// parallel region; gemm()'s own threads then run as an inner team of one
+// (nested parallelism is off by default) and give the same bits as on any
+// thread count, and it keeps its packing buffers per thread. One GEMM per
+// run on one core each beats splitting a GEMM this small between cores.
+// dW sums over images: each run sums its images' shares in order into its
+// own partial dW, and the partials are added in order at the end. Every
+// result is thus the same bits on any number of threads. The tape is not
+// safe for threads: failures inside a parallel region are counted and
+// reported once after it.
 //
 // Memory. Nothing but the output is kept for the backward: the im2col path
-// makes each image's col matrix in its thread's own scratch and uses it at
+// makes each run's col matrices in its thread's own scratch and uses them at
 // once, and the backward makes every run's col matrices again (one more
 // copy) instead of keeping the whole batch's (n·K·P floats: 36 MB for this
 // book's second convolution at batch 256).

@@ -1,6 +1,7 @@
 // Pooling: 2×2 max pooling (the argmax kept for the backward; the inner
-// loop is pool_row.c's) and global average pooling. Each plane (one channel of one image) is one thread's,
-// so the bits do not depend on the thread count.
+// loop is pool_row.c's) and global average pooling. Each plane (one channel
+// of one image) is one thread's, so the bits do not depend on the thread
+// count.
 #include <limits.h>
 
 #include "arena.h"

@@ -1,8 +1,9 @@
 // NCHW or NHWC? The measurement behind conv.h's choice of layout. For each
 // convolution of chapter 8's CNN, at batch 256 on one thread, the forward
 // two ways, each checked against the other first:
-//   NCHW, the library's op (im2col path): per image, the K×P col matrix,
-//         then W (oc×K) · col (K×P), which writes the image's output planes;
+//   NCHW, the library's op (im2col path): per run of 16 images, their K×P
+//         col matrices side by side, one GEMM W (oc×K) · COL (K × 16·P), and
+//         each image's output planes copied out of it;
 //   NHWC (layout.c): per run of 16 images, the patch matrix (16·P × K),
 //         each tap a run of c contiguous channels, then one GEMM
 //         (16·P × K)·(K × oc), whose rows are output pixels.
@@ -76,8 +77,8 @@ static void nchw_copy(void *ctx)
     struct work *k = ctx;
     const struct conv_shape *s = k->s;
     for (int i = 0; i < k->n; i++)
-        im2col(k->x->data + (long)i * s->c * s->h * s->w, s->c, s->h, s->w, 3, 3, 1, 0, k->col,
-               k->P);
+        im2col(k->x->data + (long)i * s->c * s->h * s->w, s->c, s->h, s->w, 3, 3, 1, 0,
+               k->col + (i % RUN) * k->P, RUN * k->P);  // side by side, as the op's runs
 }
 
 static void nhwc_forward(void *ctx)
@@ -113,7 +114,7 @@ static int measure(const struct conv_shape *s, int n, int reps, struct timing ou
     k.wk = malloc(sizeof(float) * (size_t)(k.K * s->oc));
     k.rows = malloc(sizeof(float) * (size_t)(RUN * k.P * k.K));
     k.y_nhwc = malloc(sizeof(float) * (size_t)(n * ys));
-    k.col = malloc(sizeof(float) * (size_t)(k.K * k.P));
+    k.col = malloc(sizeof(float) * (size_t)(RUN * k.K * k.P));
     if (!k.tape || !k.w || !k.bias || !k.x_nhwc || !k.wk || !k.rows || !k.y_nhwc || !k.col) {
         fprintf(stderr, "error: %s: out of memory\n", s->name);
         goto out;
