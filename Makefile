@@ -72,6 +72,7 @@ reference: build
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-07 compare
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-08 run
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-08 compare
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-08 decay
 	rm -f $(BUILD)/results/stage-07-quick-train.csv $(BUILD)/results/stage-08-quick-train.csv
 	cp $(BUILD)/results/stage-*.csv plots/data/
 	@echo "reference results copied to plots/data/"

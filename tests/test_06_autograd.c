@@ -779,3 +779,33 @@ static void vec_same_bits(enum isa isa)
 Test(stage_06, vec_avx2_same_bits_as_scalar) { vec_same_bits(ISA_AVX2); }
 Test(stage_06, vec_avx512_same_bits_as_scalar) { vec_same_bits(ISA_AVX512); }
 Test(stage_06, vec_neon_same_bits_as_scalar) { vec_same_bits(ISA_NEON); }
+
+// arena_fit: blocks made by one order of requests are replaced by one block
+// of the peak, in which another order of the same total fits without a new
+// block or a call to malloc.
+Test(tape, arena_fit_keeps_one_block_of_the_peak)
+{
+    struct arena *a = arena_create(4096);
+    cr_assert_not_null(a);
+    // 1 KiB, then 16 KiB, then 1 KiB: three blocks (the first 4 KiB).
+    cr_assert_not_null(arena_alloc(a, 1024));
+    cr_assert_not_null(arena_alloc(a, 16384));
+    cr_assert_not_null(arena_alloc(a, 1024));
+    size_t peak = arena_peak(a);
+    cr_assert_eq(peak, 1024 + 16384 + 1024);
+    cr_assert_gt(arena_reserved(a), peak);
+    cr_assert_eq(arena_fit(a), 0);
+    cr_assert_eq(arena_reserved(a), peak);
+    long calls = arena_heap_allocations();
+    for (int round = 0; round < 3; round++) {
+        arena_reset(a);
+        // the same total in another order: 16 KiB last
+        cr_assert_not_null(arena_alloc(a, 1024));
+        cr_assert_not_null(arena_alloc(a, 1024));
+        cr_assert_not_null(arena_alloc(a, 16384));
+        cr_assert_eq(arena_fit(a), 0);  // one block: nothing to do
+    }
+    cr_assert_eq(arena_heap_allocations(), calls);
+    cr_assert_eq(arena_reserved(a), peak);
+    arena_destroy(a);
+}

@@ -26,6 +26,7 @@
 #include "optim.h"
 #include "tape.h"
 #include "train.h"
+#include "train_cli.h"
 
 // ---------------------------------------------------------------------------
 // op_linear by finite differences.
@@ -1004,4 +1005,28 @@ Test(train, bad_inputs_are_clear_errors)
     cr_assert(strstr(err, "pixels") != NULL, "the message: %s", err);
     nn_model_free(&wide);
     train_fixture_free(&f);
+}
+
+// The cosine schedule of --lr-decay: the first epoch at lr, the middle one
+// at half of it, the last one at a small fraction; a constant lr without it;
+// a bad value is refused.
+Test(train_cli, lr_decay_cosine_and_its_flag)
+{
+    struct train_options o;
+    cr_assert_eq(train_options_init(&o, 256, 10), 0);
+    cr_assert_eq(train_options_finish(&o), 0);
+    cr_assert_float_eq(train_lr(&o, 7), 1e-3, 1e-15);
+    cr_assert_str_eq(train_recipe_name(&o), "adam");
+    cr_assert_eq(train_options_flag(&o, "--lr-decay", "cosine"), 2);
+    cr_assert_float_eq(train_lr(&o, 1), 1e-3, 1e-15);
+    cr_assert_float_eq(train_lr(&o, 6), 0.5e-3, 1e-15);
+    double last = train_lr(&o, 10);  // 1e-3·(1 + cos(0.9π))/2
+    cr_assert(last > 0.02e-3 && last < 0.03e-3, "last epoch's lr %g", last);
+    for (long e = 2; e <= 10; e++)
+        cr_assert_lt(train_lr(&o, e), train_lr(&o, e - 1));
+    cr_assert_str_eq(train_recipe_name(&o), "adam-cosine");
+    cr_assert_eq(train_options_flag(&o, "--lr-decay", "none"), 2);
+    cr_assert_eq(o.cosine, 0);
+    cr_assert_eq(train_options_flag(&o, "--lr-decay", "step"), -1);
+    cr_assert_eq(train_options_flag(&o, "--lr-decay", NULL), -1);
 }

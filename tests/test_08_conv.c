@@ -34,6 +34,8 @@
 #include "nn.h"
 #include "ops.h"
 #include "optim.h"
+#include "layout.h"
+#include "pool_row.h"
 #include "tape.h"
 #include "train.h"
 
@@ -181,10 +183,13 @@ Test(task_8_1, im2col_matches_its_definition)
         const struct conv_case *k = &shapes[s];
         int oh = out_h(k), ow = out_w(k);
         long rows = (long)k->c * k->kh * k->kw, xs = (long)k->c * k->h * k->w;
-        float *x = filled(xs, 10 + s), *col = malloc(sizeof(float) * (size_t)(rows * oh * ow));
-        for (long j = 0; j < rows * oh * ow; j++)
-            col[j] = NAN;  // every element must be written
-        im2col(x, k->c, k->h, k->w, k->kh, k->kw, k->stride, k->pad, col);
+        // Rows 3 floats wider than the matrix: as when runs of images sit
+        // side by side. Every element must be written, and none of the gap.
+        long ld = (long)oh * ow + 3;
+        float *x = filled(xs, 10 + s), *col = malloc(sizeof(float) * (size_t)(rows * ld));
+        for (long j = 0; j < rows * ld; j++)
+            col[j] = NAN;
+        im2col(x, k->c, k->h, k->w, k->kh, k->kw, k->stride, k->pad, col, ld);
         char what[128];
         describe(k, what, sizeof what);
         for (int ch = 0; ch < k->c; ch++)
@@ -197,11 +202,15 @@ Test(task_8_1, im2col_matches_its_definition)
                                              ? x[((long)ch * k->h + iy) * k->w + ix]
                                              : 0.0f;
                             long row = (ch * k->kh + u) * k->kw + v;
-                            float got = col[(row * oh + r) * ow + q];
+                            float got = col[row * ld + r * ow + q];
                             cr_assert(memcmp(&got, &want, sizeof got) == 0,
                                       "%s: col[%ld][%d·%d+%d] = %g, want %g", what, row, r, ow,
                                       q, got, want);
                         }
+        for (long row = 0; row < rows; row++)
+            for (long j = (long)oh * ow; j < ld; j++)
+                cr_assert(isnan(col[row * ld + j]), "%s: im2col wrote col[%ld][%ld], past its row",
+                          what, row, j);
         free(x);
         free(col);
     }
@@ -241,6 +250,54 @@ Test(task_8_1, conv_forward_matches_the_definition)
     }
 }
 
+// Chapter 8's NHWC forward (stages/08_conv/layout.c), which the layout
+// measurement times against the library's NCHW op: the same numbers in the
+// other layout, at every shape of the table above, runs of 2 images.
+Test(conv, nhwc_forward_agrees_with_the_nchw_op)
+{
+    for (int s = 0; s < SHAPES; s++) {
+        const struct conv_case *k = &shapes[s];
+        int oh = out_h(k), ow = out_w(k), taps = k->kh * k->kw;
+        long P = (long)oh * ow, K = (long)taps * k->c, hw = (long)k->h * k->w;
+        float *xf = filled(x_size(k), 300 + s), *wf = filled(w_size(k), 320 + s),
+              *bf = filled(k->oc, 340 + s), *dyf = filled(y_size(k), 360 + s);
+        struct conv_result r = run_conv(k, CONV_IM2COL, PLAIN, xf, wf, bf, dyf);
+        float *x = malloc(sizeof(float) * (size_t)x_size(k));
+        float *wk = malloc(sizeof(float) * (size_t)(K * k->oc));
+        float *rows = malloc(sizeof(float) * (size_t)(2 * P * K));
+        float *y = malloc(sizeof(float) * (size_t)y_size(k));
+        for (int i = 0; i < k->n; i++)
+            for (int ch = 0; ch < k->c; ch++)
+                for (long p = 0; p < hw; p++)
+                    x[(i * hw + p) * k->c + ch] = xf[(i * k->c + ch) * hw + p];
+        for (int o = 0; o < k->oc; o++)
+            for (int ch = 0; ch < k->c; ch++)
+                for (int t = 0; t < taps; t++)
+                    wk[((long)t * k->c + ch) * k->oc + o] = wf[((long)o * k->c + ch) * taps + t];
+        conv_forward_nhwc(x, k->n, k->c, k->h, k->w, wk, bf, k->oc, k->kh, k->kw, k->stride,
+                          k->pad, 2, rows, y);
+        char what[128];
+        describe(k, what, sizeof what);
+        for (int i = 0; i < k->n; i++)
+            for (int o = 0; o < k->oc; o++)
+                for (long p = 0; p < P; p++) {
+                    float want = r.y[(i * k->oc + o) * P + p], got = y[(i * P + p) * k->oc + o];
+                    cr_assert(fabsf(got - want) <= 1e-5f * (fabsf(want) + 1.0f),
+                              "%s: NHWC y[%d][%ld][%d] = %.9g, NCHW %.9g", what, i, p, o, got,
+                              want);
+                }
+        result_free(&r);
+        free(xf);
+        free(wf);
+        free(bf);
+        free(dyf);
+        free(x);
+        free(wk);
+        free(rows);
+        free(y);
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Task 8.2: the backward, through col2im.
 
@@ -250,12 +307,12 @@ Test(task_8_2, col2im_is_the_adjoint_of_im2col)
 {
     for (int s = 0; s < SHAPES; s++) {
         const struct conv_case *k = &shapes[s];
-        long cols = (long)k->c * k->kh * k->kw * out_h(k) * out_w(k),
+        long P = (long)out_h(k) * out_w(k), cols = (long)k->c * k->kh * k->kw * P,
              xs = (long)k->c * k->h * k->w;
         float *x = filled(xs, 100 + s), *c = filled(cols, 200 + s);
         float *col = malloc(sizeof(float) * (size_t)cols), *dx = calloc((size_t)xs, sizeof(float));
-        im2col(x, k->c, k->h, k->w, k->kh, k->kw, k->stride, k->pad, col);
-        col2im(c, k->c, k->h, k->w, k->kh, k->kw, k->stride, k->pad, dx);
+        im2col(x, k->c, k->h, k->w, k->kh, k->kw, k->stride, k->pad, col, P);
+        col2im(c, P, k->c, k->h, k->w, k->kh, k->kw, k->stride, k->pad, dx);
         double left = 0.0, right = 0.0, scale = 0.0;
         for (long j = 0; j < cols; j++) {
             left += (double)col[j] * c[j];
@@ -553,6 +610,49 @@ Test(conv, direct_avx2_agrees_with_scalar) { direct_against_scalar(ISA_AVX2); }
 Test(conv, direct_avx512_agrees_with_scalar) { direct_against_scalar(ISA_AVX512); }
 Test(conv, direct_neon_agrees_with_scalar) { direct_against_scalar(ISA_NEON); }
 
+// Every max-pooling row kernel this CPU runs against the scalar one, bit
+// for bit, at every width around the vector lengths (the masks and the
+// scalar ends), on values with many ties (a few distinct values), negative
+// zeros and NaNs.
+static void maxpool_row_against_scalar(enum isa isa)
+{
+    if (!isa_supported(isa))
+        cr_skip_test("this CPU (%s) cannot run %s code", cpu_model(), isa_name(isa));
+    cr_assert_eq(maxpool_row_set_isa(isa), 0);
+    maxpool_row_fn *row = maxpool_row_kernel();
+    for (int w = 2; w <= 71; w++) {
+        int ow = w / 2;
+        float *x = malloc(sizeof(float) * 2 * (size_t)w);
+        float *want = malloc(sizeof(float) * (size_t)ow), *got = malloc(sizeof(float) * (size_t)ow);
+        int *at_want = malloc(sizeof(int) * (size_t)ow), *at_got = malloc(sizeof(int) * (size_t)ow);
+        unsigned s = 12345u + (unsigned)w;
+        for (int j = 0; j < 2 * w; j++) {
+            s = s * 1664525u + 1013904223u;
+            int v = (int)(s >> 28);  // 0..15
+            x[j] = v == 15 ? NAN : v == 14 ? -0.0f : (float)(v % 4) - 1.0f;
+        }
+        maxpool_row_scalar(x, x + w, w, ow, 1000, want, at_want);
+        row(x, x + w, w, ow, 1000, got, at_got);
+        for (int q = 0; q < ow; q++) {
+            cr_assert(memcmp(&got[q], &want[q], sizeof(float)) == 0,
+                      "maxpool_row_%s w %d: y[%d] = %g, scalar %g", isa_name(isa), w, q,
+                      got[q], want[q]);
+            cr_assert_eq(at_got[q], at_want[q], "maxpool_row_%s w %d: where[%d] = %d, scalar %d",
+                         isa_name(isa), w, q, at_got[q], at_want[q]);
+        }
+        free(x);
+        free(want);
+        free(got);
+        free(at_want);
+        free(at_got);
+    }
+    maxpool_row_set_isa(isa_best());
+}
+
+Test(conv, maxpool_row_avx2_agrees_with_scalar) { maxpool_row_against_scalar(ISA_AVX2); }
+Test(conv, maxpool_row_avx512_agrees_with_scalar) { maxpool_row_against_scalar(ISA_AVX512); }
+Test(conv, maxpool_row_neon_agrees_with_scalar) { maxpool_row_against_scalar(ISA_NEON); }
+
 Test(conv, choose_parse_and_name_paths)
 {
     // By shape: 1×1 → 1x1; 3×3 stride 1 over ≤ 4 channels → direct; else im2col.
@@ -666,7 +766,7 @@ static void check_pool(int max, const int *s, uint64_t seed)
     tensor_free(x);
 }
 
-Test(conv, maxpool_finite_differences)
+Test(task_8_3, maxpool_finite_differences)
 {
     const int shapes4[][4] = {{2, 3, 7, 9}, {1, 1, 2, 2}, {1, 17, 5, 4}, {3, 2, 6, 3}};
     for (int s = 0; s < 4; s++)
@@ -682,7 +782,7 @@ Test(conv, avgpool_finite_differences)
 
 // On a tie the first element of the window (in reading order) takes the
 // gradient, as PyTorch does; a NaN is passed on, not hidden.
-Test(conv, maxpool_ties_go_to_the_first)
+Test(task_8_3, maxpool_ties_go_to_the_first)
 {
     struct tensor *x = tensor_param(4, (int[]){1, 1, 2, 4});
     const float v[8] = {1, 3, 2, NAN, 3, 3, 5, 2};

@@ -12,6 +12,7 @@ a peer says so and exits 0 (PyTorch is a peer, never a dependency).
 """
 import argparse
 import gzip
+import math
 import os
 import resource
 import statistics
@@ -85,6 +86,7 @@ def main(doc, batch, epochs, add_args, build):
     p.add_argument("--epochs", type=int, default=epochs)
     p.add_argument("--optim", choices=("adam", "sgd"), default="adam")
     p.add_argument("--lr", type=float)
+    p.add_argument("--lr-decay", choices=("none", "cosine"), default="none")
     p.add_argument("--wd", type=float, default=0.0)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
@@ -141,9 +143,13 @@ def main(doc, batch, epochs, add_args, build):
         return total / ntest, right / ntest
 
     print(f"{name} on {dname} ({ntrain} train, {ntest} test images), batch {a.batch}, "
-          f"{a.optim} lr {lr:g}, PyTorch {torch.__version__}, {a.threads} thread(s)", flush=True)
+          f"{a.optim} lr {lr:g}{' (cosine decay)' if a.lr_decay == 'cosine' else ''}, PyTorch {torch.__version__}, {a.threads} thread(s)", flush=True)
     rows, seconds = [], []
     for epoch in range(1, a.epochs + 1):
+        # The drivers' schedule (train_lr in common/nn/train_cli.c).
+        if a.lr_decay == "cosine":
+            for group in opt.param_groups:
+                group["lr"] = lr * (1.0 + math.cos(math.pi * (epoch - 1) / a.epochs)) / 2.0
         order = torch.randperm(ntrain, generator=gen)
         start = time.perf_counter()
         total = 0.0
@@ -163,7 +169,8 @@ def main(doc, batch, epochs, add_args, build):
         print(f"epoch {epoch:3d}  loss {total / ntrain:.4f}  test loss {test_loss:.4f}  "
               f"test accuracy {100 * test_acc:6.2f} %  {secs:7.3f} s  {ntrain / secs:8.0f} images/s",
               flush=True)
-        rows.append(f"{name},{dname},pytorch,torch,{a.threads},{a.batch},{a.optim},{epoch},"
+        recipe = a.optim + ("-cosine" if a.lr_decay == "cosine" else "")
+        rows.append(f"{name},{dname},pytorch,torch,{a.threads},{a.batch},{recipe},{epoch},"
                     f"{secs:.6f},{ntrain / secs:.1f},{total / ntrain:.6f},{test_loss:.6f},"
                     f"{test_acc:.6f},{peak_rss_mb():.1f}")
     print(f"peak memory {peak_rss_mb():.1f} MB")

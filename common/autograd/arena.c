@@ -142,6 +142,24 @@ void arena_reset(struct arena *a)
     a->used_before = 0;
 }
 
+int arena_fit(struct arena *a)
+{
+    if (!a)
+        return 0;
+    arena_reset(a);
+    if (!a->first || !a->first->next)
+        return 0;
+    for (struct block *b = a->first, *next; b; b = next) {
+        next = b->next;
+        arena_heap_free(b->data);
+        arena_heap_free(b);
+    }
+    a->first = NULL;
+    a->reserved = 0;
+    a->first = new_block(a, a->peak);
+    return a->first ? 0 : -1;
+}
+
 size_t arena_used(const struct arena *a)
 {
     return a->used_before + a->offset;

@@ -25,6 +25,14 @@ void *arena_calloc(struct arena *a, size_t bytes);
 
 // Forgets every allocation; keeps the memory for the next step.
 void arena_reset(struct arena *a);
+// arena_reset, and when the arena holds several blocks, one block of
+// arena_peak bytes in their place. A first training step leaves blocks
+// sized by the order it asked in; a step that asks in another order (the
+// last, smaller batch of an epoch, an evaluation) would find them too small
+// in places and reserve more, and the arena would grow epoch after epoch.
+// In one block only the total counts, and no later step asks for more than
+// the peak. Returns 0, or -1 when out of memory (the arena is then empty).
+int arena_fit(struct arena *a);
 
 size_t arena_used(const struct arena *a);      // handed out since the last reset
 size_t arena_peak(const struct arena *a);      // the most ever handed out between resets

@@ -49,11 +49,14 @@ struct tensor *op_maxpool2(struct tape *t, struct tensor *x);
 struct tensor *op_global_avgpool(struct tape *t, struct tensor *x);
 
 // The copies behind the im2col path, for one image (exposed for the tests
-// and the benchmark). col is (c·kh·kw) × (oh·ow), row-major: row
-// (ch·kh + u)·kw + v holds x[ch][r·s+u−p][q·s+v−p] for every output (r, q).
-void im2col(const float *x, int c, int h, int w, int kh, int kw, int stride, int pad, float *col);
+// and the benchmark). col is (c·kh·kw) × (oh·ow), row-major with its rows
+// ldcol ≥ oh·ow floats apart (so several images' matrices can sit side by
+// side in one wider matrix): row (ch·kh + u)·kw + v holds
+// x[ch][r·s+u−p][q·s+v−p] for every output (r, q).
+void im2col(const float *x, int c, int h, int w, int kh, int kw, int stride, int pad, float *col,
+            long ldcol);
 // The adjoint: adds each element of col back where im2col took it from.
-void col2im(const float *col, int c, int h, int w, int kh, int kw, int stride, int pad,
+void col2im(const float *col, long ldcol, int c, int h, int w, int kh, int kw, int stride, int pad,
             float *dx);
 
 #endif

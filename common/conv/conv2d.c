@@ -16,12 +16,13 @@
 // number of threads. The tape is not safe for threads: failures inside a
 // parallel region are counted and reported once after it.
 //
-// Memory. The im2col path keeps every image's col matrix (n·K·P floats, K =
-// c·kh·kw, P = oh·ow) in the arena for the backward's dW, and the backward
-// reuses it for dcol: no second copy, no second im2col. The direct path
-// keeps none: its backward makes each image's again, when dw is wanted, in
-// one of GROUPS scratch matrices.
+// Memory. Nothing but the output is kept for the backward: the im2col path
+// makes each image's col matrix in its thread's own scratch and uses it at
+// once, and the backward makes every run's col matrices again (one more
+// copy) instead of keeping the whole batch's (n·K·P floats: 36 MB for this
+// book's second convolution at batch 256).
 #include <limits.h>
+#include <omp.h>
 #include <string.h>
 
 #include "arena.h"
@@ -30,8 +31,8 @@
 #include "vec.h"
 
 // What the backward needs besides the node's tensors, kept in the arena and
-// pointed to by node->ints: stride, pad and the path taken.
-enum { SAVED_STRIDE, SAVED_PAD, SAVED_PATH, SAVED_COUNT };
+// pointed to by node->ints: stride and pad.
+enum { SAVED_STRIDE, SAVED_PAD, SAVED_COUNT };
 
 // The sizes of one convolution, from its tensors.
 struct conv_dims {
@@ -71,6 +72,17 @@ static int group_first(int g, int n)
     return (int)((long)g * n / GROUPS);
 }
 
+// The most images in one run.
+static int longest_run(int n)
+{
+    int longest = 0;
+    for (int g = 0; g < GROUPS; g++) {
+        int m = group_first(g + 1, n) - group_first(g, n);
+        longest = m > longest ? m : longest;
+    }
+    return longest;
+}
+
 // One image's output (oc planes of P) starts as the bias; the GEMM (beta =
 // 1) or the direct kernel adds the convolution onto it, and the fused ReLU
 // follows at once: the image's output is written, summed into and clipped
@@ -81,6 +93,43 @@ static void fill_bias(float *y, const float *bias, int oc, long P)
         for (long p = 0; p < P; p++)
             y[o * P + p] = bias[o];
 }
+
+// listing: conv_forward_run
+// The im2col path, one run of m images (group_first): their col matrices
+// side by side make one K × (m·P) matrix COL, and one GEMM
+//   Y (oc × m·P) = w (oc×K) · COL
+// does the run, its n = m·P sixteen times an image's P at batch 256. Y's
+// rows hold the images' planes side by side; each image's are copied out
+// with the bias added (and clipped, with ReLU fused), so y is NCHW again.
+// col and out are the thread's scratch, K × m·P and oc × m·P floats.
+// Returns 0, or -1 when the GEMM backend ran out of memory.
+static int forward_run(const struct conv_dims *d, const struct gemm_backend *be,
+                       const struct vec_kernels *v, const float *x, const float *w,
+                       const float *bias, int relu, int g, float *col, float *out, float *y)
+{
+    int first = group_first(g, d->n), m = group_first(g + 1, d->n) - first;
+    long ld = m * d->P, xs = (long)d->c * d->h * d->w, ys = (long)d->oc * d->P;
+    if (m == 0)
+        return 0;
+    for (int j = 0; j < m; j++)
+        im2col(x + (first + j) * xs, d->c, d->h, d->w, d->kh, d->kw, d->stride, d->pad,
+               col + j * d->P, ld);
+    if (be->run(GEMM_NOTRANS, GEMM_NOTRANS, d->oc, (int)ld, (int)d->K, 1.0f, w, (int)d->K, col,
+                (int)ld, 0.0f, out, (int)ld) != 0)
+        return -1;
+    for (int j = 0; j < m; j++) {
+        float *yi = y + (first + j) * ys;
+        for (int o = 0; o < d->oc; o++) {
+            const float *row = out + o * ld + j * d->P;
+            for (long p = 0; p < d->P; p++)
+                yi[o * d->P + p] = row[p] + bias[o];
+        }
+        if (relu)
+            v->relu(ys, yi, yi);
+    }
+    return 0;
+}
+// end listing
 
 // listing: conv_forward
 static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward_fn *backward,
@@ -109,40 +158,41 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
     enum conv_path path = conv_choose(d.c, d.h, d.w, d.oc, d.kh, d.kw, stride, pad);
     long xs = (long)d.c * d.h * d.w, ys = (long)d.oc * d.P;
 
-    // im2col: the GEMM's B is the image's col matrix, K×P, kept for the
-    // backward. 1×1: B is the image itself, c×(h·w), the same matrix with
-    // no copy.
-    float *col = NULL;
-    if (path == CONV_IM2COL) {
-        col = arena_alloc(tape_arena(t), sizeof(float) * (size_t)(d.n * d.K * d.P));
-        if (!col)
-            return tape_fail(t, "%s: out of memory for im2col's %ld×%ld matrices", op, d.K,
-                             d.P);
-    }
     const struct gemm_backend *be = tape_backend(t);
     conv_direct_fn *kernel = conv_direct_kernel();
     const struct vec_kernels *v = vec_current();
     int failed = 0;
+    if (path == CONV_IM2COL) {
+        // Runs of images (forward_run), each thread with its own scratch.
+        long run_p = longest_run(d.n) * d.P, per_thread = (d.K + d.oc) * run_p;
+        float *scratch = arena_alloc(tape_arena(t),
+                                     sizeof(float) * (size_t)(omp_get_max_threads() * per_thread));
+        if (!scratch)
+            return tape_fail(t, "%s: out of memory for im2col's %ld×%ld matrices", op, d.K,
+                             run_p);
 #pragma omp parallel for schedule(static) reduction(|| : failed)
-    for (int i = 0; i < d.n; i++) {
-        const float *xi = x->data + i * xs;
-        float *yi = y->data + i * ys;
-        fill_bias(yi, bias->data, d.oc, d.P);
-        if (path == CONV_DIRECT) {
-            kernel(xi, d.c, d.h, d.w, w->data, d.oc, pad, yi);
-        } else {
-            const float *b = xi;
-            if (path == CONV_IM2COL) {
-                im2col(xi, d.c, d.h, d.w, d.kh, d.kw, stride, pad, col + i * d.K * d.P);
-                b = col + i * d.K * d.P;
-            }
-            // y_i (oc×P) += w (oc×K) · B_i (K×P)
-            if (be->run(GEMM_NOTRANS, GEMM_NOTRANS, d.oc, (int)d.P, (int)d.K, 1.0f, w->data,
-                        (int)d.K, b, (int)d.P, 1.0f, yi, (int)d.P) != 0)
+        for (int g = 0; g < GROUPS; g++) {
+            float *col = scratch + omp_get_thread_num() * per_thread;
+            if (forward_run(&d, be, v, x->data, w->data, bias->data, relu, g, col,
+                            col + d.K * run_p, y->data) != 0)
                 failed = 1;
         }
-        if (relu)
-            v->relu(ys, yi, yi);
+    } else {
+        // One image at a time: the direct kernel, or the 1×1 GEMM whose B
+        // is the image itself, c×(h·w), the col matrix with no copy.
+#pragma omp parallel for schedule(static) reduction(|| : failed)
+        for (int i = 0; i < d.n; i++) {
+            const float *xi = x->data + i * xs;
+            float *yi = y->data + i * ys;
+            fill_bias(yi, bias->data, d.oc, d.P);
+            if (path == CONV_DIRECT)
+                kernel(xi, d.c, d.h, d.w, w->data, d.oc, pad, yi);
+            else if (be->run(GEMM_NOTRANS, GEMM_NOTRANS, d.oc, (int)d.P, (int)d.K, 1.0f,
+                             w->data, (int)d.K, xi, (int)d.P, 1.0f, yi, (int)d.P) != 0)
+                failed = 1;  // y_i (oc×P) += w (oc×K) · x_i (K×P)
+            if (relu)
+                v->relu(ys, yi, yi);
+        }
     }
     if (failed)
         return tape_fail(t, "%s: the %s GEMM backend ran out of memory", op, be->name);
@@ -154,10 +204,8 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
             return tape_fail(t, "%s: out of memory for the tape", op);
         saved[SAVED_STRIDE] = stride;
         saved[SAVED_PAD] = pad;
-        saved[SAVED_PATH] = path;
         node->in[2] = bias;
         node->ints = saved;
-        node->saved = col;  // the im2col path's matrices, for dW
     }
     return y;
 }
@@ -166,17 +214,15 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
 // What the backward of one run of images reads and writes.
 struct conv_back {
     struct conv_dims d;
-    enum conv_path path;
     int relu;
     const struct gemm_backend *be;
     const struct vec_kernels *vec;
     const float *x, *w, *y, *dy;
     float *dx;      // NULL when x needs no gradient
-    float *col;     // the forward's col matrices (im2col path), else NULL
     float *dw_run;  // GROUPS partial sums of dw (oc×K each), or NULL
     float *db_run;  // GROUPS partial sums of dbias (oc each), or NULL
-    float *masked;  // GROUPS scratch gradients (oc×P each) when ReLU is fused
-    float *scratch; // GROUPS col matrices (K×P each) for the direct path, else NULL
+    long run_p;     // the longest run's images × P
+    float *scratch; // per thread: a K × run_p and an oc × run_p matrix
 };
 
 // Σ v[0..n−1] as eight interleaved partial sums, added at the end: eight
@@ -203,47 +249,58 @@ static float row_sum(const float *v, long n)
 //   dcol_i (K×P) = wᵀ (K×oc) · dy_i (oc×P), then col2im adds it into dx_i
 //   dbias[o]    += Σ_i Σ_p dy_i[o][p]
 // With ReLU fused, dy_i is first masked by y_i > 0 (the ReLU's own backward).
-// This does the images of run g, adding dw and dbias into the run's own
-// partial sums. Returns 0, or -1 when the GEMM backend ran out of memory.
-static int backward_run(const struct conv_back *b, int g)
+// The images of run g are taken together: their dy_i side by side make one
+// oc × (m·P) matrix DY, their col_i one K × (m·P) matrix COL (m images), and
+//   dw += DY · COLᵀ      one GEMM with k = m·P instead of m GEMMs with k = P
+//   DCOL = wᵀ · DY       one GEMM, then col2im per image
+// A GEMM with k = P = 121 loads and stores its block of C after 121
+// multiply-adds; with k = 16·121 the packing and the stores of C are paid
+// once for 16 times the work. dw and dbias go into run g's partial sums.
+// col and dy are the thread's scratch matrices, run_p floats a row.
+// Returns 0, or -1 when the GEMM backend ran out of memory.
+static int backward_run(const struct conv_back *b, int g, float *col, float *dy)
 {
     const struct conv_dims *d = &b->d;
-    long xs = (long)d->c * d->h * d->w, ys = (long)d->oc * d->P, cs = d->K * d->P;
+    long xs = (long)d->c * d->h * d->w, ys = (long)d->oc * d->P;
+    int first = group_first(g, d->n), m = group_first(g + 1, d->n) - first;
+    long ld = m * d->P;  // the width of DY and COL for this run
+    if (m == 0)
+        return 0;  // a batch of fewer than GROUPS images leaves runs empty
     float *dw = b->dw_run ? b->dw_run + g * d->oc * d->K : NULL;
     float *db = b->db_run ? b->db_run + g * d->oc : NULL;
-    for (int i = group_first(g, d->n); i < group_first(g + 1, d->n); i++) {
-        const float *dy = b->dy + i * ys, *xi = b->x + i * xs;
-        if (b->relu) {
-            float *m = b->masked + g * ys;
-            memset(m, 0, sizeof(float) * (size_t)ys);
-            b->vec->relu_backward(ys, m, b->y + i * ys, dy);  // m = dy where y > 0
-            dy = m;
+    for (int j = 0; j < m; j++) {
+        const float *dyi = b->dy + (first + j) * ys, *yi = b->y + (first + j) * ys;
+        for (int o = 0; o < d->oc; o++) {
+            float *row = dy + o * ld + j * d->P;
+            if (b->relu) {
+                memset(row, 0, sizeof(float) * (size_t)d->P);
+                b->vec->relu_backward(d->P, row, yi + o * d->P, dyi + o * d->P);
+            } else {
+                memcpy(row, dyi + o * d->P, sizeof(float) * (size_t)d->P);
+            }
+            if (db)
+                db[o] += row_sum(row, d->P);
         }
-        for (int o = 0; db && o < d->oc; o++)
-            db[o] += row_sum(dy + o * d->P, d->P);
-        // col_i: where the forward left it (im2col), x_i itself (1×1), or
-        // made here (direct). dcol_i takes col_i's place once dw has used it.
-        float *dcol = b->col ? b->col + i * cs : b->scratch ? b->scratch + g * cs : NULL;
-        const float *col = b->path == CONV_1X1 ? xi : dcol;
-        if (b->path == CONV_DIRECT && dw)
-            im2col(xi, d->c, d->h, d->w, d->kh, d->kw, d->stride, d->pad, dcol);
-        // BEGIN SOLUTION task 8.2: dw += dy_i·col_iᵀ; dcol_i = wᵀ·dy_i, then col2im into dx_i (1×1: dx_i += wᵀ·dy_i), each one GEMM
-        if (dw && b->be->run(GEMM_NOTRANS, GEMM_TRANS, d->oc, (int)d->K, (int)d->P, 1.0f, dy,
-                             (int)d->P, col, (int)d->P, 1.0f, dw, (int)d->K) != 0)
-            return -1;
-        if (b->dx && b->path == CONV_1X1) {
-            if (b->be->run(GEMM_TRANS, GEMM_NOTRANS, (int)d->K, (int)d->P, d->oc, 1.0f, b->w,
-                           (int)d->K, dy, (int)d->P, 1.0f, b->dx + i * xs, (int)d->P) != 0)
-                return -1;
-        } else if (b->dx) {
-            if (b->be->run(GEMM_TRANS, GEMM_NOTRANS, (int)d->K, (int)d->P, d->oc, 1.0f, b->w,
-                           (int)d->K, dy, (int)d->P, 0.0f, dcol, (int)d->P) != 0)
-                return -1;
-            col2im(dcol, d->c, d->h, d->w, d->kh, d->kw, d->stride, d->pad, b->dx + i * xs);
-        }
-        // stub: (void)dy; (void)col; (void)dcol; (void)dw;
-        // END SOLUTION
     }
+    // BEGIN SOLUTION task 8.2: dw += DY·COLᵀ (COL from im2col of each image); DCOL = wᵀ·DY, then col2im of each image's block into dx
+    if (dw) {
+        for (int j = 0; j < m; j++)
+            im2col(b->x + (first + j) * xs, d->c, d->h, d->w, d->kh, d->kw, d->stride, d->pad,
+                   col + j * d->P, ld);
+        if (b->be->run(GEMM_NOTRANS, GEMM_TRANS, d->oc, (int)d->K, (int)ld, 1.0f, dy, (int)ld,
+                       col, (int)ld, 1.0f, dw, (int)d->K) != 0)
+            return -1;
+    }
+    if (b->dx) {
+        if (b->be->run(GEMM_TRANS, GEMM_NOTRANS, (int)d->K, (int)ld, d->oc, 1.0f, b->w,
+                       (int)d->K, dy, (int)ld, 0.0f, col, (int)ld) != 0)
+            return -1;
+        for (int j = 0; j < m; j++)
+            col2im(col + j * d->P, ld, d->c, d->h, d->w, d->kh, d->kw, d->stride, d->pad,
+                   b->dx + (first + j) * xs);
+    }
+    // stub: (void)col; (void)dw; (void)xs;
+    // END SOLUTION
     return 0;
 }
 // end listing
@@ -266,15 +323,13 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
     struct tensor *x = node->in[0], *w = node->in[1], *bias = node->in[2], *y = node->out;
     const int *saved = node->ints;
     struct conv_back b = {.d = dims_of(x, w, saved[SAVED_STRIDE], saved[SAVED_PAD]),
-                          .path = (enum conv_path)saved[SAVED_PATH],
                           .relu = relu,
                           .be = tape_backend(t),
                           .vec = vec_current(),
                           .x = x->data,
                           .w = w->data,
                           .y = y->data,
-                          .dy = y->grad,
-                          .col = node->saved};
+                          .dy = y->grad};
     const struct conv_dims *d = &b.d;
     float *dw = w->requires_grad ? tape_grad(t, w) : NULL;
     float *dbias = bias->requires_grad ? tape_grad(t, bias) : NULL;
@@ -282,19 +337,21 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
     if ((x->requires_grad && !b.dx) || (w->requires_grad && !dw) ||
         (bias->requires_grad && !dbias))
         return -1;
-    long runs = GROUPS;
-    int direct = b.path == CONV_DIRECT;
-    b.dw_run = scratch(t, node->op, dw != NULL, runs * d->oc * d->K, 1);
-    b.db_run = scratch(t, node->op, dbias != NULL, runs * d->oc, 1);
-    b.masked = scratch(t, node->op, relu, runs * d->oc * d->P, 0);
-    b.scratch = scratch(t, node->op, direct && (dw || b.dx), runs * d->K * d->P, 0);
+    b.run_p = longest_run(d->n) * d->P;
+    int threads = omp_get_max_threads();
+    long per_thread = (d->K + d->oc) * b.run_p;
+    b.dw_run = scratch(t, node->op, dw != NULL, GROUPS * d->oc * d->K, 1);
+    b.db_run = scratch(t, node->op, dbias != NULL, GROUPS * d->oc, 1);
+    b.scratch = scratch(t, node->op, 1, threads * per_thread, 0);
     if (tape_failed(t))
         return -1;
     int failed = 0;
 #pragma omp parallel for schedule(static) reduction(|| : failed)
-    for (int g = 0; g < GROUPS; g++)
-        if (backward_run(&b, g) != 0)
+    for (int g = 0; g < GROUPS; g++) {
+        float *col = b.scratch + omp_get_thread_num() * per_thread;
+        if (backward_run(&b, g, col, col + d->K * b.run_p) != 0)
             failed = 1;
+    }
     if (failed) {
         tape_fail(t, "%s backward: the %s GEMM backend ran out of memory", node->op,
                   b.be->name);

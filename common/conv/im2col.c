@@ -5,17 +5,19 @@
 #include "conv.h"
 
 // listing: im2col
-// col is (c·kh·kw) × (oh·ow): row (ch·kh + u)·kw + v is the input channel ch
-// seen through tap (u, v) of the filter, one element per output position.
-// Element (r, q) of that row is x[ch][r·s + u − p][q·s + v − p], or 0 where
-// that falls in the padding. Row by row, the copy reads x's rows in order.
-void im2col(const float *x, int c, int h, int w, int kh, int kw, int stride, int pad, float *col)
+// col is (c·kh·kw) × (oh·ow), its rows ldcol floats apart: row
+// (ch·kh + u)·kw + v is the input channel ch seen through tap (u, v) of the
+// filter, one element per output position. Element (r, q) of that row is
+// x[ch][r·s + u − p][q·s + v − p], or 0 where that falls in the padding.
+// Row by row, the copy reads x's rows in order.
+void im2col(const float *x, int c, int h, int w, int kh, int kw, int stride, int pad, float *col,
+            long ldcol)
 {
     int oh = (h + 2 * pad - kh) / stride + 1, ow = (w + 2 * pad - kw) / stride + 1;
     for (int ch = 0; ch < c; ch++)
         for (int u = 0; u < kh; u++)
             for (int v = 0; v < kw; v++) {
-                float *row = col + ((long)(ch * kh + u) * kw + v) * oh * ow;
+                float *row = col + ((long)(ch * kh + u) * kw + v) * ldcol;
                 // BEGIN SOLUTION task 8.1: fill this row of col: for each output (r, q), x[ch][r·s+u−p][q·s+v−p], 0 in the padding
                 // Outputs q0 ≤ q < q1 read inside the row (0 ≤ q·s + v − p < w);
                 // those before and after read padding.
@@ -52,14 +54,14 @@ void im2col(const float *x, int c, int h, int w, int kh, int kw, int stride, int
 // The same walk as im2col, adding instead of copying: an element of x that
 // several output positions read (a 3×3 filter at stride 1 reads each one up
 // to nine times) gets the sum of their gradients. Padding takes nothing.
-void col2im(const float *col, int c, int h, int w, int kh, int kw, int stride, int pad,
+void col2im(const float *col, long ldcol, int c, int h, int w, int kh, int kw, int stride, int pad,
             float *dx)
 {
     int oh = (h + 2 * pad - kh) / stride + 1, ow = (w + 2 * pad - kw) / stride + 1;
     for (int ch = 0; ch < c; ch++)
         for (int u = 0; u < kh; u++)
             for (int v = 0; v < kw; v++) {
-                const float *row = col + ((long)(ch * kh + u) * kw + v) * oh * ow;
+                const float *row = col + ((long)(ch * kh + u) * kw + v) * ldcol;
                 // BEGIN SOLUTION task 8.2: add each element of this row of col back into dx, where im2col took it from
                 for (int r = 0; r < oh; r++) {
                     int iy = r * stride + u - pad;

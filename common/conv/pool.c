@@ -1,43 +1,27 @@
-// Pooling: 2×2 max pooling (the argmax kept for the backward) and global
-// average pooling. Each plane (one channel of one image) is one thread's,
+// Pooling: 2×2 max pooling (the argmax kept for the backward; the inner
+// loop is pool_row.c's) and global average pooling. Each plane (one channel of one image) is one thread's,
 // so the bits do not depend on the thread count.
+#include <limits.h>
+
 #include "arena.h"
 #include "conv.h"
+#include "pool_row.h"
 
-// listing: maxpool2
-// 1 when a takes b's place as the maximum: it is larger, or it is a NaN and
-// b is not (a NaN is passed on, not hidden). !(a <= b) is true when a > b
-// and when either is a NaN; b == b is false when b is a NaN, which then
-// stays. Written with & and not &&: on random data a branch would be
-// mispredicted half the time.
-static inline int beats(float a, float b)
-{
-    return !(a <= b) & (b == b);
-}
-
-// y[r][q] = the largest of x[2r..2r+1][2q..2q+1], for one plane. where[j]
-// is the index in x (from xoff) of the element output j came from: on a tie
-// the first of the four in reading order, as PyTorch does (each comparison
-// keeps the earlier element unless the later one is strictly larger).
-static void maxpool_plane(const float *x, int h, int w, long xoff, float *y, int *where)
+// One plane (one channel of one image) of 2×2 max pooling, a row of
+// windows at a time through the row kernel (pool_row.h), which keeps in
+// where[j] the index in x of the element output j came from.
+static void maxpool_plane(maxpool_row_fn *row, const float *x, int h, int w, long xoff, float *y,
+                          int *where)
 {
     int oh = h / 2, ow = w / 2;
     for (int r = 0; r < oh; r++) {
-        const float *top = x + (long)2 * r * w, *bottom = top + w;
-        for (int q = 0; q < ow; q++) {
-            // The winner of each row's pair (0 or 1), then of the two
-            // winners; the element's place in the plane is arithmetic on
-            // them, so nothing branches.
-            int j = 2 * q;
-            int t = beats(top[j + 1], top[j]), b = beats(bottom[j + 1], bottom[j]);
-            int low = beats(bottom[j + b], top[j + t]);
-            long k = (long)(2 * r + low) * w + j + t + low * (b - t);
-            y[r * ow + q] = x[k];
-            where[r * ow + q] = (int)(xoff + k);
-        }
+        const float *top = x + (long)2 * r * w;
+        row(top, top + w, w, ow, (int)(xoff + (long)2 * r * w), y + (long)r * ow,
+            where + (long)r * ow);
     }
 }
 
+// listing: maxpool_backward
 // Each output's gradient goes to the element it came from; the others in
 // its 2×2 window get nothing. A plane's outputs all come from its own plane
 // of x, so the planes can go to different threads.
@@ -50,10 +34,15 @@ static int maxpool_backward(struct tape *t, struct tape_node *node)
         return -1;
     const int *where = node->ints;
     long planes = (long)y->shape[0] * y->shape[1], ys = (long)y->shape[2] * y->shape[3];
+    const float *dy = y->grad;
 #pragma omp parallel for schedule(static)
-    for (long p = 0; p < planes; p++)
+    for (long p = 0; p < planes; p++) {
+        // BEGIN SOLUTION task 8.3: send each of this plane's gradients dy[j] to dx[where[j]]
         for (long j = p * ys; j < (p + 1) * ys; j++)
-            dx[where[j]] += y->grad[j];
+            dx[where[j]] += dy[j];
+        // stub: (void)dx; (void)dy; (void)where; (void)ys;
+        // END SOLUTION
+    }
     return 0;
 }
 // end listing
@@ -67,6 +56,8 @@ struct tensor *op_maxpool2(struct tape *t, struct tensor *x)
         tensor_shape_str(x, sx, sizeof sx);
         return tape_fail(t, "maxpool2: x is %s (want n×c×h×w with h, w ≥ 2)", sx);
     }
+    if (x->size > INT_MAX)  // where[] holds indices into x as ints
+        return tape_fail(t, "maxpool2: x has %ld elements, more than %d", x->size, INT_MAX);
     int n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3];
     int oh = h / 2, ow = w / 2;
     struct tensor *y = tape_output(t, 4, (int[]){n, c, oh, ow}, x, NULL);
@@ -78,9 +69,10 @@ struct tensor *op_maxpool2(struct tape *t, struct tensor *x)
     if (!where)
         return tape_fail(t, "maxpool2: out of memory for %ld indices", y->size);
     long planes = (long)n * c, xs = (long)h * w, ys = (long)oh * ow;
+    maxpool_row_fn *row = maxpool_row_kernel();
 #pragma omp parallel for schedule(static)
     for (long p = 0; p < planes; p++)
-        maxpool_plane(x->data + p * xs, h, w, p * xs, y->data + p * ys, where + p * ys);
+        maxpool_plane(row, x->data + p * xs, h, w, p * xs, y->data + p * ys, where + p * ys);
     if (y->requires_grad) {
         struct tape_node *node = tape_record(t, "maxpool2", maxpool_backward, y, x, NULL);
         if (!node)

@@ -220,6 +220,11 @@ void optim_step(struct optim *o)
 }
 // end listing
 
+void optim_set_lr(struct optim *o, float lr)
+{
+    o->c.lr = lr;
+}
+
 long optim_steps_taken(const struct optim *o)
 {
     return o->steps;

@@ -71,6 +71,8 @@ struct optim *optim_new(const struct optim_config *c, struct tensor *const *para
 void optim_free(struct optim *o);
 // One update of every parameter from its grad (after tape_backward).
 void optim_step(struct optim *o);
+// The learning rate of the steps after it (a schedule's next value; > 0).
+void optim_set_lr(struct optim *o, float lr);
 long optim_steps_taken(const struct optim *o);
 
 #endif

@@ -111,6 +111,13 @@ int train_epoch(struct trainer *tr, struct nn_model *m, struct optim *o,
                      tape_error(tr->tape));
             return -1;
         }
+        // One arena block of a step's size from now on, so that the last
+        // batch and the evaluations do not grow it (arena_fit in arena.h).
+        if (arena_fit(tape_arena(tr->tape)) != 0) {
+            progress_end(&bar);
+            snprintf(err, errlen, "epoch %d: out of memory for the tape's arena", epoch);
+            return -1;
+        }
         total += (double)loss * b;  // the mean over images, not over batches
         progress_update(&bar, at + b, loss);
     }

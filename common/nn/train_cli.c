@@ -2,6 +2,7 @@
 // design.md. run_mlp and run_cnn differ only in their model.
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -54,6 +55,10 @@ int train_options_flag(struct train_options *o, const char *flag, const char *va
     } else if (!strcmp(flag, "--lr")) {
         if (args_double(value, 1e-12, 100.0, &o->lr) || o->lr <= 0)
             return bad("--lr wants a number above 0", value);
+    } else if (!strcmp(flag, "--lr-decay")) {
+        if (!value || (strcmp(value, "none") && strcmp(value, "cosine")))
+            return bad("--lr-decay wants none or cosine", value);
+        o->cosine = !strcmp(value, "cosine");
     } else if (!strcmp(flag, "--wd")) {
         if (args_double(value, 0.0, 10.0, &o->wd))
             return bad("--wd wants a number in 0..10", value);
@@ -93,6 +98,21 @@ int train_options_finish(struct train_options *o)
     return 0;
 }
 
+double train_lr(const struct train_options *o, long e)
+{
+    if (!o->cosine)
+        return o->lr;
+    const double pi = 3.14159265358979323846;
+    return o->lr * (1.0 + cos(pi * (double)(e - 1) / (double)o->epochs)) / 2.0;
+}
+
+const char *train_recipe_name(const struct train_options *o)
+{
+    if (o->optim == OPTIM_ADAM)
+        return o->cosine ? "adam-cosine" : "adam";
+    return o->cosine ? "sgd-cosine" : "sgd";
+}
+
 void train_options_usage(FILE *f, const struct train_options *o)
 {
     int count;
@@ -107,6 +127,8 @@ void train_options_usage(FILE *f, const struct train_options *o)
             "evaluate)\n"
             "  --optim NAME    sgd (momentum 0.9) or adam (default adam)\n"
             "  --lr X          learning rate (default 0.001 for adam, 0.05 for sgd)\n"
+            "  --lr-decay D    none, or cosine: each epoch's rate on half a cosine from\n"
+            "                  --lr down towards 0 (default none)\n"
             "  --wd X          weight decay, an L2 term in the gradient (default 0)\n"
             "  --seed N        initial weights and shuffles (default 1)\n"
             "  --threads N     OpenMP threads (default: all cores)\n"
@@ -222,10 +244,11 @@ int train_run(const struct train_options *o, const struct train_model *tm)
         fprintf(csv, "model,dataset,framework,backend,threads,batch,optimizer,epoch,seconds,"
                      "images_per_s,train_loss,test_loss,test_acc,peak_rss_mb\n");
 
-    printf("%s (%ld parameters) on %s (%d train, %d test images), batch %ld, %s lr %g, "
+    printf("%s (%ld parameters) on %s (%d train, %d test images), batch %ld, %s lr %g%s, "
            "backend %s, %d thread%s\n",
            m.desc, nn_param_count(&m), ds.name, ds.train.count, ds.test.count, o->batch,
-           optim_name(o->optim), o->lr, tm->backend, threads, threads == 1 ? "" : "s");
+           optim_name(o->optim), o->lr, o->cosine ? " (cosine decay)" : "", tm->backend,
+           threads, threads == 1 ? "" : "s");
     fflush(stdout);
 
     if (o->epochs == 0) {
@@ -240,6 +263,7 @@ int train_run(const struct train_options *o, const struct train_model *tm)
     }
     for (int e = 1; e <= o->epochs; e++) {
         struct epoch_stats st;
+        optim_set_lr(opt, (float)train_lr(o, e));
         if (train_epoch(&tr, &m, opt, &ds.train, (uint64_t)o->seed, e, &st, err, sizeof err) ||
             evaluate(&tr, &m, &ds.test, &st.test_loss, &st.test_acc, err, sizeof err)) {
             fprintf(stderr, "error: %s\n", err);
@@ -251,7 +275,7 @@ int train_run(const struct train_options *o, const struct train_model *tm)
         fflush(stdout);
         if (csv) {
             fprintf(csv, "%s,%s,ours,%s,%d,%ld,%s,%d,%.6f,%.1f,%.6f,%.6f,%.6f,%.1f\n", tm->name,
-                    ds.name, tm->backend, threads, o->batch, optim_name(o->optim), e,
+                    ds.name, tm->backend, threads, o->batch, train_recipe_name(o), e,
                     st.seconds, st.images_per_s, st.train_loss, st.test_loss, st.test_acc,
                     peak_rss_mb());
             fflush(csv);

@@ -20,6 +20,7 @@ struct train_options {
     long threads;              // 0: OpenMP's default (all cores)
     enum optim_kind optim;
     double lr, wd;             // lr < 0 until train_options_finish sets the default
+    int cosine;                // 1: the learning rate decays per epoch (train_lr)
     const struct gemm_backend *gemm;
     const char *save, *load, *csv;
     int append;
@@ -35,6 +36,13 @@ int train_options_flag(struct train_options *o, const char *flag, const char *va
 // After every flag: the learning rate's default, and the flags that cannot
 // go together. Returns 0, or -1 after printing the problem.
 int train_options_finish(struct train_options *o);
+// The learning rate of epoch e (1 ≤ e ≤ epochs): lr, or with --lr-decay
+// cosine half a cosine from lr down towards 0 over the run,
+//   lr · (1 + cos(π·(e − 1)/epochs)) / 2
+// so the first epoch takes lr and the last a small fraction of it.
+double train_lr(const struct train_options *o, long e);
+// "adam" or "adam-cosine": the CSVs' optimizer column.
+const char *train_recipe_name(const struct train_options *o);
 // The usage lines of the shared flags (the driver's defaults in o).
 void train_options_usage(FILE *f, const struct train_options *o);
 

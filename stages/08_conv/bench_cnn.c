@@ -10,8 +10,9 @@
 // (output, dW, dbias, dx) before it is timed.
 //   bench_cnn [--threads N] [--kernels im2col,direct,auto] [--reps R]
 //             [--steps N] [--batch N] [--data NAME] [--csv FILE]
-//             [--layers FILE] [--quick]
-// Writes build/results/stage-08.csv (speed) and stage-08-layers.csv.
+//             [--layers FILE] [--fusion FILE] [--quick]
+// Writes build/results/stage-08.csv (speed), stage-08-layers.csv and
+// stage-08-fusion.csv (what fusing the ReLU into the convolution saves).
 #include <errno.h>
 #include <math.h>
 #include <omp.h>
@@ -61,7 +62,7 @@ struct options {
     int threads;          // 0: 1 and 2 (and all cores, when more)
     const char *kernels;  // NULL: every path
     int reps, steps, batch, quick;
-    const char *data, *csv, *layers;
+    const char *data, *csv, *layers, *fusion;
 };
 
 static int wanted(const struct options *o, enum conv_path p)
@@ -202,8 +203,11 @@ struct layer_time {
 
 // Runs the layer on a batch of n random inputs `reps` times after a warm-up
 // and keeps the medians. The backward starts from loss = Σ y, whose own
-// backward (filling dy with ones) is timed alone and taken off.
-static int time_layer(const struct layer *l, int n, int reps, struct layer_time *out)
+// backward (filling dy with ones) is timed alone and taken off. unfused: a
+// convolution and its ReLU as two ops (op_conv2d, then op_relu), two passes
+// over y each way, instead of op_conv2d_relu's one.
+static int time_layer(const struct layer *l, int n, int reps, int unfused,
+                      struct layer_time *out)
 {
     struct tape *t = tape_new(NULL);
     struct tensor *w = NULL, *bias = NULL;
@@ -236,9 +240,11 @@ static int time_layer(const struct layer *l, int n, int reps, struct layer_time 
         mat_fill_random(x->data, 1, (int)x->size, (int)x->size, 5);
         x->requires_grad = !l->first;
         double t0 = timer_now();
-        struct tensor *y = l->kind == CONV_RELU ? op_conv2d_relu(t, x, w, bias, 1, 0)
-                           : l->kind == POOL    ? op_maxpool2(t, x)
-                                                : op_linear(t, x, w, bias);
+        struct tensor *y = l->kind == CONV_RELU && unfused
+                               ? op_relu(t, op_conv2d(t, x, w, bias, 1, 0))
+                           : l->kind == CONV_RELU ? op_conv2d_relu(t, x, w, bias, 1, 0)
+                           : l->kind == POOL      ? op_maxpool2(t, x)
+                                                  : op_linear(t, x, w, bias);
         double t1 = timer_now();
         if (!y)
             goto fail;
@@ -346,7 +352,7 @@ static void usage(FILE *f, const char *prog)
 {
     fprintf(f,
             "usage: %s [--threads N] [--kernels a,b] [--reps R] [--steps N] [--batch N]\n"
-            "          [--data NAME] [--csv FILE] [--layers FILE] [--quick]\n"
+            "          [--data NAME] [--csv FILE] [--layers FILE] [--fusion FILE] [--quick]\n"
             "  --threads N       only N threads (default: 1 and 2)\n"
             "  --kernels a,b     only these conv paths (default: im2col,direct,auto)\n"
             "  --reps R          timed repetitions of each layer, median kept (default 10)\n"
@@ -356,6 +362,7 @@ static void usage(FILE *f, const char *prog)
             "                    `make datasets` got it, else the committed sample)\n"
             "  --csv FILE        speed rows: seconds per epoch, inference (- for stdout)\n"
             "  --layers FILE     per-layer forward and backward rows\n"
+            "  --fusion FILE     each convolution with its ReLU fused and as two ops\n"
             "  --quick           batch 64, a few repetitions: proves it runs, measures little\n",
             prog);
 }
@@ -411,13 +418,15 @@ static int parse(int argc, char **argv, struct options *o)
             }
             o->kernels = value;
         } else if (!strcmp(flag, "--data") || !strcmp(flag, "--csv") ||
-                   !strcmp(flag, "--layers")) {
+                   !strcmp(flag, "--layers") || !strcmp(flag, "--fusion")) {
             if (!value || !*value)
                 return bad(prog, "a value is missing after", flag);
             if (!strcmp(flag, "--data"))
                 o->data = value;
             else if (!strcmp(flag, "--csv"))
                 o->csv = value;
+            else if (!strcmp(flag, "--fusion"))
+                o->fusion = value;
             else
                 o->layers = value;
         } else {
@@ -487,11 +496,13 @@ int main(int argc, char **argv)
     }
     int top = thread_list[nthreads - 1];
 
-    FILE *csv = NULL, *lay = NULL;
+    FILE *csv = NULL, *lay = NULL, *fus = NULL;
     status = 1;
     if (o.csv && !(csv = open_out(o.csv, &ds, top, o.batch)))
         goto out;
     if (o.layers && !(lay = open_out(o.layers, &ds, top, o.batch)))
+        goto out;
+    if (o.fusion && !(fus = open_out(o.fusion, &ds, top, o.batch)))
         goto out;
     if (csv)
         fprintf(csv, "model,framework,backend,threads,batch,seconds_per_epoch,images_per_s,"
@@ -527,7 +538,7 @@ int main(int argc, char **argv)
                 if (l->kind != CONV_RELU && p > 0 && wanted(&o, paths[0]))
                     continue;
                 struct layer_time lt;
-                if (time_layer(l, o.batch, o.reps, &lt) != 0)
+                if (time_layer(l, o.batch, o.reps, 0, &lt) != 0)
                     goto out;
                 const char *path = l->kind == CONV_RELU ? conv_path_name(paths[p]) : "-";
                 const char *taken =
@@ -556,6 +567,43 @@ int main(int argc, char **argv)
                             fprintf(lay, "%.3f,%.2f,%.6f\n", gflops, pct, per_epoch);
                         else
                             fprintf(lay, ",,%.6f\n", per_epoch);
+                    }
+                }
+                fflush(stdout);
+            }
+        }
+    }
+
+    // What fusing the ReLU into the convolution saves: the auto path, each
+    // convolution fused and unfused, on every thread count.
+    if (fus) {
+        fprintf(fus, "layer,threads,batch,variant,direction,seconds,seconds_per_epoch\n");
+        printf("\nthe ReLU fused into the convolution, or as an op of its own (auto path)\n");
+        printf("%-6s %2s  %-8s %10s %10s  %7s\n", "layer", "th", "pass", "fused ms",
+               "unfused ms", "saved");
+        conv_set_path(CONV_AUTO);
+        for (int ti = 0; ti < nthreads; ti++) {
+            int threads = thread_list[ti];
+            omp_set_num_threads(threads);
+            for (int i = 0; i < NLAYERS; i++) {
+                const struct layer *l = &layers[i];
+                if (l->kind != CONV_RELU)
+                    continue;
+                struct layer_time both[2];
+                for (int unfused = 0; unfused < 2; unfused++)
+                    if (time_layer(l, o.batch, o.reps, unfused, &both[unfused]) != 0)
+                        goto out;
+                for (int dir = 0; dir < 2; dir++) {
+                    double fused_s = dir ? both[0].bwd_s : both[0].fwd_s;
+                    double unfused_s = dir ? both[1].bwd_s : both[1].fwd_s;
+                    printf("%-6s %2d  %-8s %10.3f %10.3f  %6.1f%%\n", l->name, threads,
+                           dir ? "backward" : "forward", 1e3 * fused_s, 1e3 * unfused_s,
+                           unfused_s > 0 ? 100.0 * (unfused_s - fused_s) / unfused_s : 0.0);
+                    for (int unfused = 0; unfused < 2; unfused++) {
+                        double secs = unfused ? unfused_s : fused_s;
+                        fprintf(fus, "%s,%d,%d,%s,%s,%.9f,%.6f\n", l->name, threads, o.batch,
+                                unfused ? "unfused" : "fused", dir ? "backward" : "forward",
+                                secs, secs * ((double)EPOCH_IMAGES / o.batch));
                     }
                 }
                 fflush(stdout);
@@ -602,6 +650,7 @@ out:
     conv_set_path(CONV_AUTO);
     status = train_csv_close(csv, o.csv, status);
     status = train_csv_close(lay, o.layers, status);
+    status = train_csv_close(fus, o.fusion, status);
     dataset_free(&ds);
     return status;
 }

@@ -1,0 +1,50 @@
+// The max-pooling row (pool_row.h) with AVX2: 8 outputs at a time, the
+// rest by the plain loop.
+#include <immintrin.h>
+
+#include "pool_row.h"
+
+// The scalar rule for 8 lanes: a is larger than b, or a NaN where b is not;
+// all ones in a lane where it holds.
+static __m256 beats8(__m256 a, __m256 b)
+{
+    return _mm256_and_ps(_mm256_cmp_ps(a, b, _CMP_NLE_UQ), _mm256_cmp_ps(b, b, _CMP_ORD_Q));
+}
+
+// 16 floats of a row as its 8 even columns (left) or odd ones (right), in
+// order: shuffle_ps picks within each 128-bit half, permute4x64 puts the
+// halves' pieces back in order.
+static __m256 columns(__m256 a, __m256 b, int odd)
+{
+    __m256 s = odd ? _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))
+                   : _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+static void take(__m256 v, __m256 *best, __m256i *k, int offset)
+{
+    __m256 win = beats8(v, *best);
+    *best = _mm256_blendv_ps(*best, v, win);
+    *k = _mm256_blendv_epi8(*k, _mm256_set1_epi32(offset), _mm256_castps_si256(win));
+}
+
+void maxpool_row_avx2(const float *top, const float *bottom, int w, int ow, int first, float *y,
+                      int *where)
+{
+    const __m256i lanes = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
+    int q = 0;
+    for (; q + 8 <= ow; q += 8) {
+        const float *t = top + 2 * q, *b = bottom + 2 * q;
+        __m256 t0 = _mm256_loadu_ps(t), t1 = _mm256_loadu_ps(t + 8);
+        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+        __m256 best = columns(t0, t1, 0);
+        __m256i k = _mm256_setzero_si256();
+        take(columns(t0, t1, 1), &best, &k, 1);
+        take(columns(b0, b1, 0), &best, &k, w);
+        take(columns(b0, b1, 1), &best, &k, w + 1);
+        __m256i at = _mm256_add_epi32(_mm256_set1_epi32(first + 2 * q), lanes);
+        _mm256_storeu_ps(y + q, best);
+        _mm256_storeu_si256((__m256i *)(where + q), _mm256_add_epi32(at, k));
+    }
+    maxpool_row_scalar(top + 2 * q, bottom + 2 * q, w, ow - q, first + 2 * q, y + q, where + q);
+}

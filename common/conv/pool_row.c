@@ -1,0 +1,82 @@
+// The row of 2×2 max pooling (pool_row.h): the plain loop, and the choice
+// of the vector version at run time.
+#include <stddef.h>
+
+#include "pool_row.h"
+
+// listing: maxpool_row
+// 1 when a takes b's place as the maximum: it is larger, or it is a NaN and
+// b is not (a NaN is passed on, not hidden). !(a <= b) is true when a > b
+// and when either is a NaN; b == b is false when b is a NaN, which then
+// stays.
+static int beats(float a, float b)
+{
+    return !(a <= b) & (b == b);
+}
+
+void maxpool_row_scalar(const float *top, const float *bottom, int w, int ow, int first, float *y,
+                        int *where)
+{
+    for (int q = 0; q < ow; q++) {
+        const float *t = top + 2 * q, *b = bottom + 2 * q;
+        float best = t[0];
+        int k = 0;  // where best is, from t[0]: 0, 1, w or w + 1
+        if (beats(t[1], best)) {
+            best = t[1];
+            k = 1;
+        }
+        if (beats(b[0], best)) {
+            best = b[0];
+            k = w;
+        }
+        if (beats(b[1], best)) {
+            best = b[1];
+            k = w + 1;
+        }
+        y[q] = best;
+        where[q] = first + 2 * q + k;
+    }
+}
+// end listing
+
+static maxpool_row_fn *current;
+
+static maxpool_row_fn *for_isa(enum isa isa)
+{
+    if (!isa_supported(isa))
+        return NULL;
+    switch (isa) {
+    case ISA_SCALAR:
+        return maxpool_row_scalar;
+#if defined(__x86_64__)
+    case ISA_AVX2:
+        return maxpool_row_avx2;
+    case ISA_AVX512:
+        return maxpool_row_avx512;
+#endif
+#if defined(__aarch64__)
+    case ISA_NEON:
+        return maxpool_row_neon;
+#endif
+    default:
+        return NULL;
+    }
+}
+
+maxpool_row_fn *maxpool_row_kernel(void)
+{
+    if (!current)
+        current = for_isa(isa_best());
+    if (!current)
+        current = maxpool_row_scalar;
+    return current;
+}
+
+int maxpool_row_set_isa(enum isa isa)
+{
+    maxpool_row_fn *f = for_isa(isa);
+    if (!f)
+        return -1;
+    current = f;
+    return 0;
+}
