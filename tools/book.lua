@@ -42,8 +42,9 @@ Inline numbers (an empty span with class result):
 
 Images: build/plots/stage-NN[-reference].svg must correspond to an
 existing plots/data/stage-NN.csv (in check mode the plot itself need not
-exist yet). With -M plots-format=png, or when writing a .pdf, plots are
-taken as .png (weasyprint 57 cannot read gnuplot's SVG).
+exist yet); stage-NN-train.svg may come from stage-NN-compare-train.csv
+instead. With -M plots-format=png, or when writing a .pdf, plots are taken
+as .png (weasyprint 57 cannot read gnuplot's SVG).
 
 Settings (metadata, else environment): book-root / BOOK_ROOT (repository
 root, default "."), book-data / BOOK_DATA (reference CSV folder, default
@@ -785,6 +786,12 @@ local function image(el)
   end
   if stage then
     local ref = ref_path(stage)
+    -- The training curves (stage-NN-train) are drawn from the comparison's
+    -- curves when it ran (tools/train-plot.sh), so either file will do.
+    local base = stage:match("^(stage%-%d%d)%-train$")
+    if base and not file_exists(rooted(ref)) then
+      ref = ref_path(base .. "-compare-train")
+    end
     if not file_exists(rooted(ref)) then
       fail(string.format("image %s: no reference data %s to draw it from", src, ref))
     end

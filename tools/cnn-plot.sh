@@ -56,7 +56,8 @@ if [ -n "$in" ]; then
           echo "set style data histograms; set style histogram clustered gap 1"
           echo "set style fill solid 0.8 border -1; set boxwidth 0.9"
           echo "set datafile missing '-'; set datafile separator '\\t'"
-          echo "set grid ytics lc rgb '#dddddd'; set key top right"
+          # Top left: PyTorch's bar, the last and often the tallest, is on the right.
+          echo "set grid ytics lc rgb '#dddddd'; set key top left"
           plot_columns "$tmp/speed"; } > "$tmp/plot.gp"
         draw "$out" 900,520
     fi
@@ -90,6 +91,14 @@ if [ -n "$lay" ]; then
         { echo "set title 'Where a training step goes, layer by layer ($th thread(s), fwd and bwd)'"
           echo "set ylabel 'seconds per epoch of 60,000 images'"
           echo "set style data histograms; set style histogram rowstacked"
+          # One hue per layer, light forward and dark backward (the parts come
+          # in that order), instead of gnuplot's eight colours cycling.
+          echo "set linetype 1 lc rgb '#c9a6e8'; set linetype 2 lc rgb '#7b3fb0'"
+          echo "set linetype 3 lc rgb '#a9d3f0'; set linetype 4 lc rgb '#2f78b5'"
+          echo "set linetype 5 lc rgb '#f6dc8a'; set linetype 6 lc rgb '#d98f1e'"
+          echo "set linetype 7 lc rgb '#f4a9a0'; set linetype 8 lc rgb '#c0392b'"
+          echo "set linetype 9 lc rgb '#b9e3b0'; set linetype 10 lc rgb '#4f9a45'"
+          echo "set linetype 11 lc rgb '#d9d9d9'; set linetype 12 lc rgb '#777777'"
           echo "set style fill solid 0.8 border -1; set boxwidth 0.6"
           echo "set datafile separator '\\t'; set key outside right top"
           echo "set grid ytics lc rgb '#dddddd'; set yrange [0:*]"
