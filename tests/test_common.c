@@ -495,6 +495,18 @@ Test(book, check_passes_on_a_good_chapter_and_fails_on_broken_ones)
     cr_assert_not_null(strstr(read_file("/tmp/book-err.txt"), "no_such_file.c"),
                        "the error must name the missing file");
     cr_assert_neq(sh("tools/check-book.sh tests/book/missing_row.md >/dev/null 2>&1"), 0);
+    cr_assert_neq(sh("tools/check-book.sh tests/book/bad_last.md 2>/tmp/book-err.txt"), 0);
+    cr_assert_not_null(strstr(read_file("/tmp/book-err.txt"), "last: no column 'epoch'"),
+                       "the error must name the missing column");
+}
+
+// last=COL picks, of the rows where= selects, the one with the largest COL.
+Test(book, last_picks_the_row_with_the_largest_value)
+{
+    cr_assert_eq(sh("BOOK_ROOT=. pandoc -f markdown --lua-filter tools/book.lua -t plain "
+                    "--wrap=none tests/book/good.md 2>&1 | "
+                    "grep -q 'The largest size OpenBLAS ran: 86.9 GFLOPS'"),
+                 0);
 }
 
 // A results file measured with OpenBLAS held back carries its note into the

@@ -26,9 +26,11 @@ Tables from CSV (a code block with class results-table or csv-table):
 
   results=NAME reads plots/data/NAME.csv (the reference machine) and, if
   build/results/NAME.csv exists, adds a second table for "Your machine".
-  file=PATH reads any CSV instead. Options: columns=, where=, sort=,
+  file=PATH reads any CSV instead. Options: columns=, where=, last=, sort=,
   headers=, pivot=, value=, rows=, mine=no, machine= (what to call the
   book's copy instead of "Reference machine", for a study measured elsewhere).
+  last=COL keeps, of the rows where= selects, those with the largest value
+  of COL (last="epoch": the final epoch, however many a run trained).
   A CSV whose header has an `openblas_note` line (OpenBLAS held to a lesser
   path than the CPU runs) gets that note in a paragraph under its table.
 
@@ -37,8 +39,10 @@ Inline numbers (an empty span with class result):
   []{.result results="stage-01" where="kernel=openblas,m=1024,threads=1" column="gflops"}
   []{.result results="stage-01" meta="cpu"}
 
+  []{.result results="stage-08-compare-train" where="framework=ours" last="epoch" column="test_acc"}
+
   source="mine" prefers build/results/NAME.csv, falling back to the
-  reference. format="%.0f" overrides the number format.
+  reference. format="%.0f" overrides the number format. last= as for tables.
 
 Images: build/plots/stage-NN[-reference].svg must correspond to an
 existing plots/data/stage-NN.csv (in check mode the plot itself need not
@@ -450,6 +454,28 @@ local function select_rows(t, conds)
   return out
 end
 
+-- last=COL: of the rows selected, those whose COL is largest (numerically).
+local function keep_last(rows, col, t, label)
+  if col == nil or col == "" then return rows end
+  if col ~= "size" and not t.colset[col] then
+    fail(string.format("%s: last: no column '%s' (columns: %s)", label, col, table.concat(t.cols, ",")))
+  end
+  local best = nil
+  for _, r in ipairs(rows) do
+    local v = col == "size" and size_volume(r) or tonumber(r[col])
+    if v == nil then
+      fail(string.format("%s: last: column '%s' holds '%s', not a number", label, col, tostring(r[col])))
+    end
+    if best == nil or v > best then best = v end
+  end
+  local out = {}
+  for _, r in ipairs(rows) do
+    local v = col == "size" and size_volume(r) or tonumber(r[col])
+    if v == best then out[#out + 1] = r end
+  end
+  return out
+end
+
 -- ---------------------------------------------------------------------
 -- number formatting
 
@@ -643,7 +669,7 @@ end
 
 local function build_table(t, attrs, caption, label, id)
   local conds = parse_where(attrs.where, t, label)
-  local rows = select_rows(t, conds)
+  local rows = keep_last(select_rows(t, conds), attrs.last, t, label)
   if #rows == 0 then
     fail(string.format("%s: no rows match where=\"%s\"", label, attrs.where or ""))
   end
@@ -763,7 +789,7 @@ local function result_span(el)
   if col ~= "size" and not t.colset[col] then
     fail(string.format("%s: no column '%s' (columns: %s)", label, col, table.concat(t.cols, ",")))
   end
-  local rows = select_rows(t, parse_where(a.where, t, label))
+  local rows = keep_last(select_rows(t, parse_where(a.where, t, label)), a.last, t, label)
   if #rows == 0 then
     fail(string.format("%s: no row matches where=\"%s\"", label, a.where or ""))
   elseif #rows > 1 then
