@@ -92,10 +92,14 @@ def main(doc, batch, epochs, add_args, build):
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     p.add_argument("--csv", help="training CSV to append per-epoch rows to")
     p.add_argument("--speed-csv", help="speed CSV to write: ours (from --csv) and PyTorch")
+    p.add_argument("--profile", metavar="FILE",
+                   help="instead of training: where a step's time goes, op by op, into FILE")
+    p.add_argument("--profile-steps", type=int, default=10)
     add_args(p)
     a = p.parse_args()
-    if a.batch < 1 or a.epochs < 1 or a.threads < 1:
-        print("error: --batch, --epochs and --threads want counts of 1 or more", file=sys.stderr)
+    if a.batch < 1 or a.epochs < 1 or a.threads < 1 or a.profile_steps < 1:
+        print("error: --batch, --epochs, --threads and --profile-steps want counts of 1 or more",
+              file=sys.stderr)
         sys.exit(2)
     lr = a.lr if a.lr is not None else (1e-3 if a.optim == "adam" else 0.05)
 
@@ -128,6 +132,8 @@ def main(doc, batch, epochs, add_args, build):
         opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9, weight_decay=a.wd)
     loss_fn = torch.nn.CrossEntropyLoss()
     gen = torch.Generator().manual_seed(a.seed)
+    if a.profile:
+        return profile_steps(torch, a, name, dname, model, opt, loss_fn, x_train, y_train, gen)
 
     def evaluate():
         model.eval()
@@ -184,6 +190,48 @@ def main(doc, batch, epochs, add_args, build):
             f.write("\n".join(rows) + "\n")
     if a.speed_csv:
         write_speed(a, name, dname, ntrain, flops, seconds, torch.__version__)
+    return 0
+
+
+def profile_steps(torch, a, name, dname, model, opt, loss_fn, x_train, y_train, gen):
+    """--profile: three steps of warm-up, then --profile-steps training steps
+    under torch.profiler. Each op's own (self) CPU time, the time inside it
+    and not inside the ops it calls, per epoch of EPOCH_IMAGES images: the
+    ten largest and the rest as one row, with the whole step's wall time."""
+    from torch.profiler import ProfilerActivity, profile
+
+    order = torch.randperm(x_train.shape[0], generator=gen)
+
+    def step(i):
+        at = (i * a.batch) % max(1, x_train.shape[0] - a.batch + 1)
+        idx = order[at:at + a.batch]
+        x = x_train[idx].float().div_(255.0)
+        opt.zero_grad(set_to_none=True)
+        loss_fn(model(x), y_train[idx]).backward()
+        opt.step()
+
+    for i in range(3):
+        step(i)
+    start = time.perf_counter()
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for i in range(a.profile_steps):
+            step(3 + i)
+    wall = (time.perf_counter() - start) / a.profile_steps
+    steps_per_epoch = EPOCH_IMAGES / a.batch
+    ops = sorted(((e.key, e.self_cpu_time_total / 1e6 / a.profile_steps)
+                  for e in prof.key_averages()), key=lambda r: -r[1])
+    total = sum(s for _, s in ops)
+    top = ops[:10] + [("(every other op)", sum(s for _, s in ops[10:]))]
+    with open(a.profile, "w") as f:
+        f.write(f"# torch: {torch.__version__}\n# model: {name}\n# dataset: {dname}\n"
+                f"# threads: {a.threads}\n# batch: {a.batch}\n# steps: {a.profile_steps}\n"
+                f"# step_seconds_profiled: {wall:.6f}\n")
+        f.write("framework,op,seconds_per_step,seconds_per_epoch,share\n")
+        for op, secs in top:
+            f.write(f"pytorch,{op.replace(',', ';')},{secs:.6f},{secs * steps_per_epoch:.4f},"
+                    f"{100 * secs / total if total else 0:.1f}\n")
+    print(f"{name}: {a.profile_steps} steps profiled, {wall * steps_per_epoch:.2f} s per epoch "
+          f"under the profiler; ops: {a.profile}")
     return 0
 
 
