@@ -44,7 +44,7 @@ void im2col(const float *x, int c, int h, int w, int kh, int kw, int stride, int
                     for (int q = q1; q < ow; q++)
                         out[q] = 0.0f;
                 }
-                // stub: (void)x; (void)h; (void)w; (void)stride; (void)pad; (void)row;
+                // stub: (void)x; (void)h; (void)w; (void)stride; (void)pad; (void)row; (void)oh; (void)ow;
                 // END SOLUTION
             }
 }
@@ -75,7 +75,7 @@ void col2im(const float *col, long ldcol, int c, int h, int w, int kh, int kw, i
                             out[ix] += in[q];
                     }
                 }
-                // stub: (void)dx; (void)h; (void)w; (void)stride; (void)pad; (void)row;
+                // stub: (void)dx; (void)h; (void)w; (void)stride; (void)pad; (void)row; (void)oh; (void)ow;
                 // END SOLUTION
             }
 }
