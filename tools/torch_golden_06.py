@@ -19,31 +19,13 @@ are written the same way, as whole numbers.
 import os
 import sys
 
-try:
-    import torch
-except ImportError:
-    sys.exit("error: PyTorch is not installed for this python.\n"
-             "hint: apt-get install python3-torch, then run /usr/bin/python3 " + sys.argv[0])
+sys.dont_write_bytecode = True  # no __pycache__ left in tools/
+
+import golden_file  # noqa: E402  (exits with a hint when PyTorch is missing)
+import torch  # noqa: E402
 
 SEED = 6
-
-
-def write(f, name, t):
-    t = t.detach()
-    dims = " ".join(str(d) for d in t.shape)
-    f.write(f"{name} {t.dim()} {dims}\n")
-    values = t.reshape(-1).tolist()
-    if t.dtype in (torch.int64, torch.int32):
-        f.write(" ".join(str(int(v)) for v in values) + "\n")
-    else:
-        f.write(" ".join(f"{v:.9g}" for v in values) + "\n")
-
-
-def header(f, what):
-    f.write("# golden values for tests/test_06_autograd.c, written by tools/torch_golden_06.py\n")
-    f.write(f"# torch: {torch.__version__}  seed: {SEED}\n")
-    for line in what:
-        f.write(f"# {line}\n")
+TEST = "tests/test_06_autograd.c"  # the test that reads the files
 
 
 def mlp(out):
@@ -60,14 +42,15 @@ def mlp(out):
     loss = torch.nn.functional.cross_entropy(logits, labels)
     loss.backward()
     with open(os.path.join(out, "autograd_mlp.txt"), "w") as f:
-        header(f, ["problem: loss = cross_entropy(relu(x·w1 + b1)·w2 + b2, labels)",
-                   "shapes: x 8×13, w1 13×9, b1 9, w2 9×5, b2 5, labels 8 (0..4)"])
+        golden_file.header(f, TEST, SEED, [
+            "problem: loss = cross_entropy(relu(x·w1 + b1)·w2 + b2, labels)",
+            "shapes: x 8×13, w1 13×9, b1 9, w2 9×5, b2 5, labels 8 (0..4)"])
         for name, t in (("x", x), ("w1", w1), ("b1", b1), ("w2", w2), ("b2", b2)):
-            write(f, name, t)
-        write(f, "labels", labels)
-        write(f, "loss", loss.reshape(1))
+            golden_file.write(f, name, t)
+        golden_file.write(f, "labels", labels)
+        golden_file.write(f, "loss", loss.reshape(1))
         for name, t in (("x", x), ("w1", w1), ("b1", b1), ("w2", w2), ("b2", b2)):
-            write(f, "grad_" + name, t.grad)
+            golden_file.write(f, "grad_" + name, t.grad)
 
 
 def ops(out):
@@ -79,19 +62,18 @@ def ops(out):
     loss = (torch.tanh(a) * torch.sigmoid(b) + 0.5 * a).mean() + (0.1 * b.reshape(24)).sum()
     loss.backward()
     with open(os.path.join(out, "autograd_ops.txt"), "w") as f:
-        header(f, ["problem: loss = mean(tanh(a) ⊙ sigmoid(b) + 0.5·a) + sum(0.1·reshape(b, 24))",
-                   "shapes: a 4×6, b 4×6"])
-        write(f, "a", a)
-        write(f, "b", b)
-        write(f, "loss", loss.reshape(1))
-        write(f, "grad_a", a.grad)
-        write(f, "grad_b", b.grad)
+        golden_file.header(f, TEST, SEED, [
+            "problem: loss = mean(tanh(a) ⊙ sigmoid(b) + 0.5·a) + sum(0.1·reshape(b, 24))",
+            "shapes: a 4×6, b 4×6"])
+        golden_file.write(f, "a", a)
+        golden_file.write(f, "b", b)
+        golden_file.write(f, "loss", loss.reshape(1))
+        golden_file.write(f, "grad_a", a.grad)
+        golden_file.write(f, "grad_b", b.grad)
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.normpath(os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), "..", "tests", "golden"))
-    os.makedirs(out, exist_ok=True)
+    out = golden_file.out_dir()
     torch.set_num_threads(1)
     mlp(out)
     ops(out)

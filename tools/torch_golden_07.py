@@ -14,7 +14,7 @@ needed to build or test); run it only to regenerate them:
 Needs PyTorch. On Debian 12: apt-get install python3-torch, and run this
 with /usr/bin/python3 (another python3 earlier on PATH may not see it).
 
-The format is stage 06's (tools/torch_golden_06.py): '#' lines are the
+The format is tools/golden_file.py's: '#' lines are the
 header (torch version, seed, problem, shapes); then for each tensor a line
 'NAME NDIM D1 .. Dn' and a line of its values, row-major, '%.9g'.
 Weights are in×out (y = x·w + bias), as in our layers: torch's Linear keeps
@@ -23,38 +23,17 @@ out×in, so the script uses plain matmuls.
 import os
 import sys
 
-try:
-    import torch
-except ImportError:
-    sys.exit("error: PyTorch is not installed for this python.\n"
-             "hint: apt-get install python3-torch, then run /usr/bin/python3 " + sys.argv[0])
+sys.dont_write_bytecode = True  # no __pycache__ left in tools/
+
+import golden_file  # noqa: E402  (exits with a hint when PyTorch is missing)
+from golden_file import uniform  # noqa: E402
+import torch  # noqa: E402
 
 SEED = 7
+TEST = "tests/test_07_mlp.c"  # the test that reads the files
 # The optimizer settings nn_optim.txt and nn_train.txt use; the test has the same.
 ADAM = dict(lr=0.01, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)
 SGD = dict(lr=0.1, momentum=0.9, weight_decay=0.01)
-
-
-def write(f, name, t):
-    t = t.detach()
-    dims = " ".join(str(d) for d in t.shape)
-    f.write(f"{name} {t.dim()} {dims}\n")
-    values = t.reshape(-1).tolist()
-    if t.dtype in (torch.int64, torch.int32):
-        f.write(" ".join(str(int(v)) for v in values) + "\n")
-    else:
-        f.write(" ".join(f"{v:.9g}" for v in values) + "\n")
-
-
-def header(f, what):
-    f.write("# golden values for tests/test_07_mlp.c, written by tools/torch_golden_07.py\n")
-    f.write(f"# torch: {torch.__version__}  seed: {SEED}\n")
-    for line in what:
-        f.write(f"# {line}\n")
-
-
-def uniform(g, *shape):
-    return torch.rand(*shape, generator=g) * 2 - 1
 
 
 def linear(out):
@@ -68,12 +47,13 @@ def linear(out):
     y = x @ w + bias
     (y * dy).sum().backward()
     with open(os.path.join(out, "nn_linear.txt"), "w") as f:
-        header(f, ["problem: y = x·w + bias, backward of dy",
-                   "shapes: x 7×17, w 17×5, bias 5, dy 7×5"])
+        golden_file.header(f, TEST, SEED, [
+            "problem: y = x·w + bias, backward of dy",
+            "shapes: x 7×17, w 17×5, bias 5, dy 7×5"])
         for name, t in (("x", x), ("w", w), ("bias", bias), ("dy", dy), ("y", y)):
-            write(f, name, t)
+            golden_file.write(f, name, t)
         for name, t in (("x", x), ("w", w), ("bias", bias)):
-            write(f, "grad_" + name, t.grad)
+            golden_file.write(f, "grad_" + name, t.grad)
 
 
 def optim(out):
@@ -82,12 +62,13 @@ def optim(out):
     p0 = uniform(g, 37)
     grads = [uniform(g, 37) for _ in range(3)]
     with open(os.path.join(out, "nn_optim.txt"), "w") as f:
-        header(f, ["problem: 3 steps of Adam and of SGD from p0 with gradients g1, g2, g3",
-                   f"adam: {ADAM}", f"sgd: {SGD} (dampening 0, not Nesterov)",
-                   "shapes: every tensor 37"])
-        write(f, "p0", p0)
+        golden_file.header(f, TEST, SEED, [
+            "problem: 3 steps of Adam and of SGD from p0 with gradients g1, g2, g3",
+            f"adam: {ADAM}", f"sgd: {SGD} (dampening 0, not Nesterov)",
+            "shapes: every tensor 37"])
+        golden_file.write(f, "p0", p0)
         for i, gr in enumerate(grads, 1):
-            write(f, f"g{i}", gr)
+            golden_file.write(f, f"g{i}", gr)
         for name, make in (("adam", lambda ps: torch.optim.Adam(ps, **ADAM)),
                            ("sgd", lambda ps: torch.optim.SGD(ps, **SGD))):
             p = p0.clone().requires_grad_()
@@ -95,7 +76,7 @@ def optim(out):
             for i, gr in enumerate(grads, 1):
                 p.grad = gr.clone()
                 opt.step()
-                write(f, f"{name}_p{i}", p)
+                golden_file.write(f, f"{name}_p{i}", p)
 
 
 def train(out):
@@ -107,14 +88,15 @@ def train(out):
     params = [uniform(g, 5, 7), uniform(g, 7) * 0.1, uniform(g, 7, 3), uniform(g, 3) * 0.1]
     names = ("w1", "b1", "w2", "b2")
     with open(os.path.join(out, "nn_train.txt"), "w") as f:
-        header(f, ["problem: 3 Adam steps of loss = cross_entropy(relu(x·w1 + b1)·w2 + b2, "
-                   "labels) on one batch",
-                   f"adam: {ADAM}",
-                   "shapes: x 4×5, labels 4 (0..2), w1 5×7, b1 7, w2 7×3, b2 3"])
-        write(f, "x", x)
-        write(f, "labels", labels)
+        golden_file.header(f, TEST, SEED, [
+            "problem: 3 Adam steps of loss = cross_entropy(relu(x·w1 + b1)·w2 + b2, "
+            "labels) on one batch",
+            f"adam: {ADAM}",
+            "shapes: x 4×5, labels 4 (0..2), w1 5×7, b1 7, w2 7×3, b2 3"])
+        golden_file.write(f, "x", x)
+        golden_file.write(f, "labels", labels)
         for name, t in zip(names, params):
-            write(f, name, t)
+            golden_file.write(f, name, t)
         params = [t.clone().requires_grad_() for t in params]
         opt = torch.optim.Adam(params, **ADAM)
         losses = []
@@ -125,15 +107,13 @@ def train(out):
             loss.backward()
             opt.step()
             losses.append(loss.item())
-        write(f, "losses", torch.tensor(losses))
+        golden_file.write(f, "losses", torch.tensor(losses))
         for name, t in zip(names, params):
-            write(f, "final_" + name, t)
+            golden_file.write(f, "final_" + name, t)
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.normpath(os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), "..", "tests", "golden"))
-    os.makedirs(out, exist_ok=True)
+    out = golden_file.out_dir()
     torch.set_num_threads(1)
     linear(out)
     optim(out)

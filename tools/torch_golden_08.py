@@ -19,7 +19,7 @@ gradients of Σ y ⊙ dy with respect to x, w and bias.
 Needs PyTorch. On Debian 12: apt-get install python3-torch, and run this
 with /usr/bin/python3 (another python3 earlier on PATH may not see it).
 
-The format is stage 06's (tools/torch_golden_06.py): '#' lines are the
+The format is tools/golden_file.py's: '#' lines are the
 header (torch version, seed, problem, shapes); then for each tensor a line
 'NAME NDIM D1 .. Dn' and a line of its values, row-major, '%.9g'. Layouts
 are PyTorch's and ours: x and y are n×c×h×w, w is oc×c×kh×kw.
@@ -27,14 +27,15 @@ are PyTorch's and ours: x and y are n×c×h×w, w is oc×c×kh×kw.
 import os
 import sys
 
-try:
-    import torch
-    import torch.nn.functional as F
-except ImportError:
-    sys.exit("error: PyTorch is not installed for this python.\n"
-             "hint: apt-get install python3-torch, then run /usr/bin/python3 " + sys.argv[0])
+sys.dont_write_bytecode = True  # no __pycache__ left in tools/
+
+import golden_file  # noqa: E402  (exits with a hint when PyTorch is missing)
+from golden_file import uniform  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 SEED = 8
+TEST = "tests/test_08_conv.c"  # the test that reads the files
 
 # name, (n, c, h, w), (oc, kh, kw), stride, padding
 CONVS = [
@@ -45,24 +46,6 @@ CONVS = [
     ("conv_1x1", (2, 6, 5, 7), (4, 1, 1), 1, 0),
     ("conv_k23", (1, 2, 7, 6), (3, 2, 3), 2, 1),
 ]
-
-
-def write(f, name, t):
-    t = t.detach()
-    dims = " ".join(str(d) for d in t.shape)
-    f.write(f"{name} {t.dim()} {dims}\n")
-    f.write(" ".join(f"{v:.9g}" for v in t.reshape(-1).tolist()) + "\n")
-
-
-def header(f, what):
-    f.write("# golden values for tests/test_08_conv.c, written by tools/torch_golden_08.py\n")
-    f.write(f"# torch: {torch.__version__}  seed: {SEED}\n")
-    for line in what:
-        f.write(f"# {line}\n")
-
-
-def uniform(g, *shape):
-    return torch.rand(*shape, generator=g) * 2 - 1
 
 
 def conv(out, index, name, xs, ws, stride, pad):
@@ -77,13 +60,14 @@ def conv(out, index, name, xs, ws, stride, pad):
     (y * dy).sum().backward()
     shape = lambda t: "×".join(str(d) for d in t.shape)
     with open(os.path.join(out, name + ".txt"), "w") as f:
-        header(f, [f"problem: y = conv2d(x, w, bias, stride={stride}, padding={pad}), "
-                   "backward of dy",
-                   f"shapes: x {shape(x)}, w {shape(wt)}, bias {oc}, y and dy {shape(y)}"])
+        golden_file.header(f, TEST, SEED, [
+            f"problem: y = conv2d(x, w, bias, stride={stride}, padding={pad}), "
+            "backward of dy",
+            f"shapes: x {shape(x)}, w {shape(wt)}, bias {oc}, y and dy {shape(y)}"])
         for nm, t in (("x", x), ("w", wt), ("bias", bias), ("dy", dy), ("y", y)):
-            write(f, nm, t)
+            golden_file.write(f, nm, t)
         for nm, t in (("x", x), ("w", wt), ("bias", bias)):
-            write(f, "grad_" + nm, t.grad)
+            golden_file.write(f, "grad_" + nm, t.grad)
 
 
 def pool(out):
@@ -98,18 +82,17 @@ def pool(out):
     da = uniform(g, *a.shape)
     (a * da).sum().backward()
     with open(os.path.join(out, "conv_pool.txt"), "w") as f:
-        header(f, ["problem: y = max_pool2d(x, 2), backward of dy; a = the mean of each "
-                   "channel, backward of da",
-                   "shapes: x 2×3×7×9, y and dy 2×3×3×4, a and da 2×3"])
+        golden_file.header(f, TEST, SEED, [
+            "problem: y = max_pool2d(x, 2), backward of dy; a = the mean of each "
+            "channel, backward of da",
+            "shapes: x 2×3×7×9, y and dy 2×3×3×4, a and da 2×3"])
         for nm, t in (("x", x), ("dy", dy), ("y", y), ("grad_x", max_dx), ("da", da),
                       ("a", a), ("grad_x_avg", x.grad)):
-            write(f, nm, t)
+            golden_file.write(f, nm, t)
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.normpath(os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), "..", "tests", "golden"))
-    os.makedirs(out, exist_ok=True)
+    out = golden_file.out_dir()
     torch.set_num_threads(1)
     for i, (name, xs, ws, stride, pad) in enumerate(CONVS):
         conv(out, i, name, xs, ws, stride, pad)
