@@ -5,34 +5,10 @@
 # path against the im2col one, same run, same threads, with the training
 # step's share of the machine's FMA peak as the speed score.
 #   tools/grade-cnn.sh MAKE STAGE KERNELS SIZE BUILD   (run from the stage directory)
-set -u
-make="$1"; stage="$2"; build="$5"
-root=$(cd ../.. && pwd)
-bin="$root/build/stage-$stage"
-log=$(mktemp)
-csv=$(mktemp)
-trap 'rm -f "$log" "$csv"' EXIT
+. "$(dirname "$0")/grade-train.sh"
 
-"$root/tools/grade.sh" "$make" "$stage" "" "" "$build"
-tests_ok=$?
-
-echo
-echo "== grading stage $stage: accuracy and speed, in the release build (-O2)"
-if ! $make --no-print-directory build >"$log" 2>&1; then
-    tail -n 20 "$log"
-    echo "error: the programs did not build (see above)" >&2
-    exit 1
-fi
-if ! "$bin/run_cnn" --data sample --epochs 3 --batch 64 --seed 1 --threads 1 --csv "$csv" \
-        >"$log" 2>&1; then
-    cat "$log"
-    echo "accuracy: no result (the training run failed): 0 %"
-    exit 1
-fi
-acc=$(grep -v '^#' "$csv" | tail -n 1 | cut -d, -f13)
-echo "accuracy:  the CNN after 3 epochs of batch 64 on the sample (1,600 train, 400 test" \
-     "images): $(awk -v a="$acc" 'BEGIN { printf "%.1f %%", 100 * a }') (75 % or more passes)"
-acc_ok=$(awk -v a="$acc" 'BEGIN { print (a >= 0.75) ? 0 : 1 }')
+grade_accuracy "the CNN after 3 epochs of batch 64 on the sample (1,600 train, 400 test images)" \
+    0.75 run_cnn --data sample --epochs 3 --batch 64 --seed 1 --threads 1
 
 threads=${THREADS:-$(nproc)}
 if ! "$bin/bench_cnn" --kernels im2col,auto --threads "$threads" --steps 10 --reps 3 \
@@ -41,7 +17,6 @@ if ! "$bin/bench_cnn" --kernels im2col,auto --threads "$threads" --steps 10 --re
     echo "speed: no result: 0 % of peak"
     exit 1
 fi
-meta() { sed -n "s/^# $1: //p" "$csv" | head -n 1; }
 echo "machine:   $(meta cpu), $(meta cores) cores, best ISA $(meta isa_best)"
 grep -v '^#' "$csv" | awk -F, '
     $1 == "cnn" { s[$3] = $6; p[$3] = $9

@@ -4,34 +4,10 @@
 # sample, and an epoch's time for 784-256-10, batch 64, Adam on the auto
 # backend against the same steps on OpenBLAS, same run, same threads.
 #   tools/grade-mlp.sh MAKE STAGE KERNELS SIZE BUILD   (run from the stage directory)
-set -u
-make="$1"; stage="$2"; build="$5"
-root=$(cd ../.. && pwd)
-bin="$root/build/stage-$stage"
-log=$(mktemp)
-csv=$(mktemp)
-trap 'rm -f "$log" "$csv"' EXIT
+. "$(dirname "$0")/grade-train.sh"
 
-"$root/tools/grade.sh" "$make" "$stage" "" "" "$build"
-tests_ok=$?
-
-echo
-echo "== grading stage $stage: accuracy and speed, in the release build (-O2)"
-if ! $make --no-print-directory build >"$log" 2>&1; then
-    tail -n 20 "$log"
-    echo "error: the programs did not build (see above)" >&2
-    exit 1
-fi
-if ! "$bin/run_mlp" --data sample --epochs 3 --seed 1 --threads 1 --csv "$csv" >"$log" 2>&1; then
-    cat "$log"
-    echo "accuracy: no result (the training run failed): 0 %"
-    exit 1
-fi
-acc=$(grep -v '^#' "$csv" | tail -n 1 | cut -d, -f13)
-echo "accuracy:  784-256-10 after 3 epochs on the sample (1,600 train, 400 test images):" \
-     "$(awk -v a="$acc" 'BEGIN { printf "%.1f %%", 100 * a }')" \
-     "(70 % or more passes)"
-acc_ok=$(awk -v a="$acc" 'BEGIN { print (a >= 0.70) ? 0 : 1 }')
+grade_accuracy "784-256-10 after 3 epochs on the sample (1,600 train, 400 test images)" 0.70 \
+    run_mlp --data sample --epochs 3 --seed 1 --threads 1
 
 threads=${THREADS:-$(nproc)}
 if ! "$bin/bench_mlp" --kernels auto,openblas --threads "$threads" --steps 30 --no-sweep \
@@ -40,7 +16,6 @@ if ! "$bin/bench_mlp" --kernels auto,openblas --threads "$threads" --steps 30 --
     echo "speed: no result: 0 % of OpenBLAS"
     exit 1
 fi
-meta() { sed -n "s/^# $1: //p" "$csv" | head -n 1; }
 echo "machine:   $(meta cpu), $(meta cores) cores, best ISA $(meta isa_best)"
 echo "against:   OpenBLAS core $(meta openblas_core) ($(meta openblas_isa))," \
      "OPENBLAS_CORETYPE $(meta openblas_coretype), OPENBLAS_L2_SIZE $(meta openblas_l2_size)"
