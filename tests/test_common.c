@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "bench.h"
 #include "blas.h"
 #include "cpu.h"
@@ -621,4 +622,32 @@ Test(kit, the_check_finds_an_answer_copied_elsewhere, .timeout = 300)
     const char *out = read_file("/tmp/kit-leak.txt");
     cr_assert(strstr(out, "common/harness/leak.c") && strstr(out, "task 1.1"), "%s", out);
     sh("rm -rf /tmp/kit-leak");
+}
+
+// The drivers' flag readers: a whole number in range or nothing, and a
+// name among the comma-separated words of a --kernels list.
+Test(args, numbers_and_lists)
+{
+    long l = 7;
+    int i = 7;
+    double d = 7.0;
+    cr_assert_eq(args_long("64", 1, 100, &l), 0);
+    cr_assert_eq(l, 64);
+    cr_assert_eq(args_long("12abc", 1, 100, &l), -1);
+    cr_assert_eq(args_long("101", 1, 100, &l), -1);
+    cr_assert_eq(args_long(NULL, 1, 100, &l), -1);
+    cr_assert_eq(l, 64, "a refused value leaves *out");
+    cr_assert_eq(args_int("0", 1, 10, &i), -1);
+    cr_assert_eq(args_int("3", 1, 10, &i), 0);
+    cr_assert_eq(i, 3);
+    cr_assert_eq(args_double("0.001", 0.0, 1.0, &d), 0);
+    cr_assert_float_eq(d, 0.001, 1e-15);
+    cr_assert_eq(args_double("1e-3x", 0.0, 1.0, &d), -1);
+    cr_assert(args_in_list("im2col,auto", "auto"));
+    cr_assert(args_in_list("im2col,auto", "im2col"));
+    cr_assert(args_in_list("auto", "auto"));
+    cr_assert(!args_in_list("im2col,auto", "direct"));
+    cr_assert(!args_in_list("im2col,auto", "im2"));
+    cr_assert(!args_in_list("im2col,auto", "auto,"));
+    cr_assert(!args_in_list("", "auto"));
 }

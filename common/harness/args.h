@@ -7,5 +7,8 @@
 int args_long(const char *s, long lo, long hi, long *out);
 int args_int(const char *s, int lo, int hi, int *out);
 int args_double(const char *s, double lo, double hi, double *out);
+// 1 when name is one of the comma-separated words of list ("im2col,auto"),
+// else 0.
+int args_in_list(const char *list, const char *name);
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "args.h"
 #include "bench.h"
 #include "blas.h"
 #include "mat.h"
@@ -296,17 +297,7 @@ void bench_write_header(FILE *f, const char *stage, int threads)
 
 static int selected(const struct bench_options *o, const char *name)
 {
-    if (!o->kernels)
-        return 1;
-    size_t n = strlen(name);
-    for (const char *p = o->kernels;;) {
-        size_t len = strcspn(p, ",");
-        if (len == n && strncmp(p, name, n) == 0)
-            return 1;
-        if (p[len] == '\0')
-            return 0;
-        p += len + 1;
-    }
+    return !o->kernels || args_in_list(o->kernels, name);
 }
 
 struct measurement {

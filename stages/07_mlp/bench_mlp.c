@@ -140,17 +140,7 @@ static double train_flops(const char *layers)
 
 static int wanted(const struct options *o, const char *backend)
 {
-    if (!o->kernels)
-        return 1;
-    size_t len = strlen(backend);
-    for (const char *p = o->kernels; *p;) {
-        const char *end = strchr(p, ',');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        if (n == len && strncmp(p, backend, n) == 0)
-            return 1;
-        p += n + (end ? 1 : 0);
-    }
-    return 0;
+    return !o->kernels || args_in_list(o->kernels, backend);
 }
 
 // One row of the speed CSV and of the table.

@@ -67,17 +67,7 @@ struct options {
 
 static int wanted(const struct options *o, enum conv_path p)
 {
-    if (!o->kernels)
-        return 1;
-    const char *name = conv_path_name(p);
-    size_t len = strlen(name);
-    for (const char *s = o->kernels; *s;) {
-        size_t n = strcspn(s, ",");
-        if (n == len && strncmp(s, name, n) == 0)
-            return 1;
-        s += n + (s[n] == ',');
-    }
-    return 0;
+    return !o->kernels || args_in_list(o->kernels, conv_path_name(p));
 }
 
 static double pct_of_peak(double gflops, int threads)
