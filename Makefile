@@ -90,6 +90,7 @@ TEST_ALL := $(BUILD)/test-all-$(notdir $(CC))
 test: test-deps
 	@$(MAKE) --no-print-directory MODE=test test-build
 	@tools/check-layers.sh $(BUILD)/obj/$(notdir $(CC))-test/common/gemm
+	@tools/check-folders.sh
 	@$(MAKE) --no-print-directory test-neon
 	@PEAK_CACHE= LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
 	  $(TEST_ALL) $(if $(TASK),--filter 'task_$(subst .,_,$(TASK))/*')
@@ -156,11 +157,13 @@ help:
 	@echo "  make reference       measure the book's reference results into plots/data/"
 	@echo "  make clean           remove build/"
 	@echo
-	@echo "knobs (passed to the bench drivers):"
-	@echo "  THREADS=N  SIZES=256,512  SHAPES=128x10x256,...  REPS=R  ISA=scalar|avx2|avx512|neon"
-	@echo "  KERNELS=a,b  QUICK=1  FULL=1  TASK=N.M (tests)  CC=clang"
-	@echo "  training stages: EPOCHS=N  BACKEND=auto|openblas|...  CONV=auto|im2col|direct"
-	@echo "                   DATA_DIR=DIR"
+	@echo "knobs (the same flags reach every program: PROGRAM --help lists them):"
+	@echo "  ISA=scalar|avx2|avx512|neon   every kernel family of every stage runs it"
+	@echo "  THREADS=N  REPS=R  QUICK=1  FULL=1  TASK=N.M (tests)  CC=clang"
+	@echo "  GEMM benches (01-05): SIZES=256,512  SHAPES=128x10x256,...  KERNELS=a,b (rows)"
+	@echo "  training stages (06-08): GEMM=auto|openblas|... (the backend of every matmul;"
+	@echo "                   a list for the benches)  EPOCHS=N  DATA_DIR=DIR"
+	@echo "  stage 08: CONV=auto|im2col|direct (a list for the bench)"
 	@echo
 	@echo "OpenBLAS's best path on machines that set OPENBLAS_CORETYPE:"
 	@echo "  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE make stage-05 bench"

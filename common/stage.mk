@@ -24,14 +24,26 @@ TEST_BIN := $(BIN)/test-$(notdir $(CC))
 
 export PEAK_CACHE := $(abspath $(BUILD))/peak.csv
 
-# The knobs of design.md, turned into driver flags.
+# The knobs of common/README.md, turned into driver flags. Every program takes
+# --isa (ISA=) and --threads (THREADS=); the GEMM benchmarks of stages 01-05
+# take KERNELS= for their rows; the training stages take GEMM= (the backend
+# of every matmul) and stage 08 CONV= (the convolution path).
 # BENCH_KNOBS are those that do not choose the sizes, for runs with shapes of
 # their own (stage 05's network shapes).
-BENCH_KNOBS = $(if $(REPS),--reps $(REPS)) $(if $(ISA),--isa $(ISA)) \
+ISA_KNOB = $(if $(ISA),--isa $(ISA))
+BENCH_KNOBS = $(if $(REPS),--reps $(REPS)) $(ISA_KNOB) \
   $(if $(KERNELS),--kernels $(KERNELS))
 BENCH_ARGS = $(if $(THREADS),--threads $(THREADS)) $(if $(SIZES),--sizes $(SIZES)) \
   $(if $(SHAPES),--shapes $(SHAPES)) $(BENCH_KNOBS) $(if $(QUICK),--quick) \
   $(if $(FULL),$(if $(SIZES)$(SHAPES),,--sizes $(FULL_SIZES)))
+
+# BACKEND= was the training stages' name for GEMM=: still taken, with a note.
+ifdef BACKEND
+  ifndef GEMM
+    $(info note: BACKEND= is now GEMM=; using GEMM=$(BACKEND))
+    GEMM := $(BACKEND)
+  endif
+endif
 
 .PHONY: build programs bench test run plot assignment grade clean test-build
 .DEFAULT_GOAL := build

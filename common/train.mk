@@ -15,7 +15,7 @@ TRAIN_CSV := $(BUILD)/results/stage-$(STAGE)-train.csv
 COMPARE_TRAIN_CSV := $(BUILD)/results/stage-$(STAGE)-compare-train.csv
 COMPARE_CSV := $(BUILD)/results/stage-$(STAGE)-compare.csv
 TRAIN_ARGS = $(RECIPE) $(MODEL_ARGS) $(if $(THREADS),--threads $(THREADS)) \
-  $(if $(BACKEND),--gemm $(BACKEND))
+  $(if $(GEMM),--gemm $(GEMM)) $(ISA_KNOB)
 
 # Fashion-MNIST when `make datasets` got it, else the committed sample (and
 # a note saying so). The shell snippet sets $$set.
@@ -40,7 +40,7 @@ compare: build
 	@rm -f $(COMPARE_TRAIN_CSV) $(COMPARE_CSV)
 	@$(pick_fashion); \
 	$(BIN)/$(TRAINER) --data $$set $(RECIPE) $(MODEL_ARGS) --threads $(COMPARE_THREADS) \
-	  $(if $(BACKEND),--gemm $(BACKEND)) --csv $(COMPARE_TRAIN_CSV) || exit 1; \
+	  $(if $(GEMM),--gemm $(GEMM)) $(ISA_KNOB) --csv $(COMPARE_TRAIN_CSV) || exit 1; \
 	/usr/bin/python3 $(ROOT)/tools/$(PEER) --data $$set $(RECIPE) \
 	  --threads $(COMPARE_THREADS) --csv $(COMPARE_TRAIN_CSV) --speed-csv $(COMPARE_CSV)
 	@echo "results: $(COMPARE_TRAIN_CSV)"

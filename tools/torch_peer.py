@@ -152,7 +152,7 @@ def main(doc, batch, epochs, add_args, build):
           f"{a.optim} lr {lr:g}{' (cosine decay)' if a.lr_decay == 'cosine' else ''}, PyTorch {torch.__version__}, {a.threads} thread(s)", flush=True)
     rows, seconds = [], []
     for epoch in range(1, a.epochs + 1):
-        # The drivers' schedule (train_lr in common/nn/train_cli.c).
+        # The drivers' schedule (train_lr in common/nn/train_run.c).
         if a.lr_decay == "cosine":
             for group in opt.param_groups:
                 group["lr"] = lr * (1.0 + math.cos(math.pi * (epoch - 1) / a.epochs)) / 2.0
