@@ -145,13 +145,16 @@ static struct conv_result run_conv(const struct conv_case *k, enum conv_path pat
     memcpy(x->data, xf, sizeof(float) * (size_t)x->size);
     memcpy(w->data, wf, sizeof(float) * (size_t)w->size);
     memcpy(b->data, bf, sizeof(float) * (size_t)b->size);
-    struct tape_config c = {backend, path, isa_active()};
+    struct tape_config c = tape_config_default();
+    c.gemm = backend;
+    c.conv = path;
     struct tape *t = tape_new(&c);
     struct tensor *y = how == FUSED ? op_conv2d_relu(t, x, w, b, k->stride, k->pad)
                                     : op_conv2d(t, x, w, b, k->stride, k->pad);
     if (how == RELU_AFTER)
         y = op_relu(t, y);
     cr_assert_not_null(y, "%s: %s", what, tape_error(t));
+    tape_keep(t, y);  // copied below, after the backward
     cr_assert_eq(y->size, y_size(k), "%s: y has %ld elements", what, y->size);
     struct tensor *dy = tensor_from(t, 4, y->shape, dyf, y->size);
     cr_assert_eq(tape_backward(t, op_sum(t, op_mul(t, y, dy))), 0, "%s: %s", what,
@@ -728,6 +731,7 @@ static void check_pool(int max, const int *s, uint64_t seed)
     struct tape *t = tape_new(NULL);
     struct tensor *y = max ? op_maxpool2(t, x) : op_global_avgpool(t, x);
     cr_assert_not_null(y, "%s", tape_error(t));
+    tape_keep(t, y);  // checked below, after the backward
     float *dyf = filled(y->size, seed + 1);
     struct tensor *dy = tensor_from(t, y->ndim, y->shape, dyf, y->size);
     cr_assert_eq(tape_backward(t, op_sum(t, op_mul(t, y, dy))), 0, "%s", tape_error(t));
@@ -815,6 +819,7 @@ Test(conv, pools_match_pytorch)
         struct tape *t = tape_new(NULL);
         struct tensor *y = max ? op_maxpool2(t, x) : op_global_avgpool(t, x);
         cr_assert_not_null(y, "%s", tape_error(t));
+        tape_keep(t, y);  // compared below, after the backward
         const struct golden *g = find(&s, max ? "dy" : "da");
         struct tensor *dy = tensor_from(t, g->ndim, g->shape, g->v, g->size);
         cr_assert_eq(tape_backward(t, op_sum(t, op_mul(t, y, dy))), 0, "%s", tape_error(t));
@@ -902,30 +907,36 @@ Test(conv, same_bits_on_one_and_two_threads)
     free(images);
 }
 
-// After the first step, a step asks the arena for the same sizes in the same
-// order and never calls malloc.
-Test(conv, no_heap_allocation_after_the_first_step)
+// After the first step, a step asks the tape for the same sizes in the same
+// order and never calls malloc, with the arena or planned memory.
+static void tiny_zero_alloc(enum memory_mode memory)
 {
     enum { N = 4 };
     float *images = filled((long)N * 12 * 11, 78);
     struct tiny m = tiny_new();
-    struct tape *t = tape_new(NULL);
+    struct tape_config c = tape_config_default();
+    c.memory = memory;
+    struct tape *t = tape_new(&c);
     long allocations = 0;
     size_t reserved = 0;
     for (int step = 0; step < 4; step++) {
         tiny_step(t, &m, images, N);
         if (step == 0) {
             allocations = arena_heap_allocations();
-            reserved = arena_reserved(tape_arena(t));
+            reserved = tape_reserved_bytes(t);
         }
-        cr_assert_eq(arena_heap_allocations(), allocations, "step %d called malloc", step + 1);
-        cr_assert_eq(arena_reserved(tape_arena(t)), reserved, "step %d grew the arena",
-                     step + 1);
+        cr_assert_eq(arena_heap_allocations(), allocations, "%s: step %d called malloc",
+                     tape_memory_name(memory), step + 1);
+        cr_assert_eq(tape_reserved_bytes(t), reserved, "%s: step %d grew the tape's memory",
+                     tape_memory_name(memory), step + 1);
     }
     tape_free(t);
     tiny_free(&m);
     free(images);
 }
+
+Test(conv, no_heap_allocation_after_the_first_step) { tiny_zero_alloc(MEMORY_ARENA); }
+Test(planner, conv_no_heap_allocation_after_the_first_step) { tiny_zero_alloc(MEMORY_PLANNED); }
 
 Test(conv, bad_shapes_are_clear_errors)
 {
@@ -1125,8 +1136,8 @@ struct cnn_fixture {
     struct trainer tr;
 };
 
-static void cnn_fixture_init(struct cnn_fixture *f, enum conv_path path, int batch,
-                             uint64_t seed)
+static void cnn_fixture_init_memory(struct cnn_fixture *f, enum conv_path path, int batch,
+                                    uint64_t seed, enum memory_mode memory)
 {
     char err[4096];
     memset(f, 0, sizeof *f);
@@ -1137,10 +1148,17 @@ static void cnn_fixture_init(struct cnn_fixture *f, enum conv_path path, int bat
     cr_assert_not_null(f->o);
     struct tape_config config = tape_config_default();
     config.conv = path;
+    config.memory = memory;
     cr_assert_eq(trainer_init(&f->tr, &config, batch, f->ds.train.pixels, f->ds.train.count, err,
                               sizeof err),
                  0, "%s", err);
     f->tr.progress = 0;
+}
+
+static void cnn_fixture_init(struct cnn_fixture *f, enum conv_path path, int batch,
+                             uint64_t seed)
+{
+    cnn_fixture_init_memory(f, path, batch, seed, tape_config_default().memory);
 }
 
 static void cnn_fixture_free(struct cnn_fixture *f)
@@ -1181,11 +1199,12 @@ Test(nn_cnn, steps_lower_the_loss_on_a_fixed_batch, .timeout = 300)
 }
 
 // Every parameter's floats after two steps on the sample's first batches.
-static float *cnn_params_after_steps(int threads, enum conv_path path, long *count)
+static float *cnn_params_after_steps(int threads, enum conv_path path, enum memory_mode memory,
+                                     long *count)
 {
     omp_set_num_threads(threads);
     struct cnn_fixture f;
-    cnn_fixture_init(&f, path, 16, 11);
+    cnn_fixture_init_memory(&f, path, 16, 11, memory);
     for (int step = 0; step < 2; step++) {
         float loss;
         cr_assert_eq(cnn_fixture_step(&f, step * 16, &loss), 0, "%s", tape_error(f.tr.tape));
@@ -1206,14 +1225,11 @@ static void cnn_same_bits(enum conv_path path)
 {
     int before = omp_get_max_threads();
     long n1, n2;
-    float *one = cnn_params_after_steps(1, path, &n1);
-    float *two = cnn_params_after_steps(2, path, &n2);
+    float *one = cnn_params_after_steps(1, path, MEMORY_PLANNED, &n1);
+    float *two = cnn_params_after_steps(2, path, MEMORY_PLANNED, &n2);
     omp_set_num_threads(before);
     cr_assert_eq(n1, n2);
-    long first = -1;
-    for (long i = 0; i < n1 && first < 0; i++)
-        if (memcmp(&one[i], &two[i], sizeof *one) != 0)
-            first = i;
+    long first = first_difference(one, two, n1);
     cr_assert_eq(first, -1, "%s path: parameter float %ld differs: %.9g on 1 thread, %.9g on 2",
                  conv_path_name(path), first, first >= 0 ? (double)one[first] : 0.0,
                  first >= 0 ? (double)two[first] : 0.0);
@@ -1236,21 +1252,66 @@ Test(nn_cnn, the_same_bits_on_one_and_two_threads_direct, .timeout = 300)
     cnn_same_bits(CONV_DIRECT);
 }
 
-Test(nn_cnn, no_heap_allocation_after_the_first_step, .timeout = 300)
+// The arena and planned memory: the same bits, on 1 and on 2 threads. The
+// second step runs in the plan's block, where tensors share bytes (and, in
+// the test build, every buffer is poisoned when it dies).
+static void cnn_same_bits_memory(int threads)
+{
+    int before = omp_get_max_threads();
+    long n1, n2;
+    float *arena = cnn_params_after_steps(threads, CONV_AUTO, MEMORY_ARENA, &n1);
+    float *planned = cnn_params_after_steps(threads, CONV_AUTO, MEMORY_PLANNED, &n2);
+    omp_set_num_threads(before);
+    cr_assert_eq(n1, n2);
+    long first = first_difference(arena, planned, n1);
+    cr_assert_eq(first, -1, "%d threads: parameter float %ld differs: %.9g with the arena, "
+                 "%.9g planned", threads, first, first >= 0 ? (double)arena[first] : 0.0,
+                 first >= 0 ? (double)planned[first] : 0.0);
+    free(arena);
+    free(planned);
+}
+
+Test(planner, cnn_the_same_bits_arena_and_planned_one_thread, .timeout = 300)
+{
+    cnn_same_bits_memory(1);
+}
+
+Test(planner, cnn_the_same_bits_arena_and_planned_two_threads, .timeout = 300)
+{
+    cnn_same_bits_memory(2);
+}
+
+static void cnn_zero_alloc(enum memory_mode memory)
 {
     struct cnn_fixture f;
-    cnn_fixture_init(&f, CONV_AUTO, 16, 2);
+    cnn_fixture_init_memory(&f, CONV_AUTO, 16, 2, memory);
     long allocations = 0;
+    size_t reserved = 0;
     for (int step = 1; step <= 3; step++) {
         float loss;
         cr_assert_eq(cnn_fixture_step(&f, (step - 1) * 16, &loss), 0, "%s",
                      tape_error(f.tr.tape));
-        if (step == 1)
+        if (step == 1) {
             allocations = arena_heap_allocations();
-        else
-            cr_assert_eq(arena_heap_allocations(), allocations, "step %d called malloc", step);
+            reserved = tape_reserved_bytes(f.tr.tape);
+        } else {
+            cr_assert_eq(arena_heap_allocations(), allocations, "%s: step %d called malloc",
+                         tape_memory_name(memory), step);
+            cr_assert_eq(tape_reserved_bytes(f.tr.tape), reserved,
+                         "%s: step %d grew the tape's memory", tape_memory_name(memory), step);
+        }
     }
     cnn_fixture_free(&f);
+}
+
+Test(nn_cnn, no_heap_allocation_after_the_first_step, .timeout = 300)
+{
+    cnn_zero_alloc(MEMORY_ARENA);
+}
+
+Test(planner, cnn_no_heap_allocation_after_the_first_step, .timeout = 300)
+{
+    cnn_zero_alloc(MEMORY_PLANNED);
 }
 
 Test(nn_cnn, checkpoint_round_trip)

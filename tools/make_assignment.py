@@ -158,7 +158,8 @@ KIT_FILES = {
     5: ["common/gemm/gemm_backend.*", "tools/scaling-plot.sh", "tools/paths-plot.sh"],
     # The Linear layer (ops_layer.c) is chapter 7's op: it sits with the
     # other ops, but comes with stage 7.
-    6: ["common/autograd/README.md", "common/autograd/arena.*", "common/autograd/ops.h", "common/autograd/ops_act.c",
+    6: ["common/autograd/README.md", "common/autograd/arena.*", "common/autograd/memory.*",
+        "common/autograd/plan.*", "common/autograd/ops.h", "common/autograd/ops_act.c",
         "common/autograd/ops_arith.c", "common/autograd/ops_linear.c",
         "common/autograd/ops_loss.c", "common/autograd/tape.*", "common/autograd/tensor.*",
         "common/autograd/vec*", "tests/golden/autograd_*", "tests/golden.h",
@@ -169,7 +170,8 @@ KIT_FILES = {
         "common/nn/optim*", "common/nn/train.*", "common/nn/progress.*",
         "common/nn/checkpoint.*", "common/nn/train_run.*", "common/nn/train_flags.*",
         "tests/golden/nn_*", "tests/arrays.h",
-        "tools/mlp-plot.sh", "tools/train-plot.sh", "tools/grade-mlp.sh", "tools/grade-train.sh",
+        "tools/mlp-plot.sh", "tools/train-plot.sh", "tools/lifetime-plot.sh", "tools/grade-mlp.sh",
+        "tools/grade-train.sh",
         "tools/torch_mlp.py", "tools/torch_peer.py", "datasets/README.md", "datasets/SHA256SUMS", "datasets/sample/*"],
     8: ["common/conv/*", "common/nn/cnn.c", "tests/golden/conv_*", "tools/cnn-plot.sh",
         "tools/grade-cnn.sh", "tools/torch_cnn.py"],

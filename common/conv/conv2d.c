@@ -27,12 +27,11 @@
 #include <omp.h>
 #include <string.h>
 
-#include "arena.h"
 #include "conv.h"
 #include "conv_direct.h"
 #include "vec.h"
 
-// What the backward needs besides the node's tensors, kept in the arena and
+// What the backward needs besides the node's tensors, saved on the tape and
 // pointed to by node->ints: stride and pad.
 enum { SAVED_STRIDE, SAVED_PAD, SAVED_COUNT };
 
@@ -153,7 +152,7 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
     }
     struct conv_dims d = dims_of(x, w, stride, pad);
     struct tensor *y = tape_output(t, 4, (int[]){d.n, d.oc, d.oh, d.ow}, x, w);
-    if (!y)
+    if (!y || tape_use(t, bias) != 0)
         return NULL;
     if (tape_recording(t) && bias->requires_grad)
         y->requires_grad = 1;
@@ -168,8 +167,8 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
     if (path == CONV_IM2COL) {
         // Runs of images (forward_run), each thread with its own scratch.
         long run_p = longest_run(d.n) * d.P, per_thread = (d.K + d.oc) * run_p;
-        float *scratch = arena_alloc(tape_arena(t),
-                                     sizeof(float) * (size_t)(omp_get_max_threads() * per_thread));
+        float *scratch =
+            tape_scratch(t, sizeof(float) * (size_t)(omp_get_max_threads() * per_thread));
         if (!scratch)
             return tape_fail(t, "%s: out of memory for im2col's %ld×%ld matrices", op, d.K,
                              run_p);
@@ -201,7 +200,7 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
         return tape_fail(t, "%s: the %s GEMM backend ran out of memory", op, be->name);
 
     if (y->requires_grad) {
-        int *saved = arena_alloc(tape_arena(t), sizeof(int) * SAVED_COUNT);
+        int *saved = tape_save(t, sizeof(int) * SAVED_COUNT);
         struct tape_node *node = saved ? tape_record(t, op, backward, y, x, w) : NULL;
         if (!node)
             return tape_fail(t, "%s: out of memory for the tape", op);
@@ -209,6 +208,9 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
         saved[SAVED_PAD] = pad;
         node->in[2] = bias;
         node->ints = saved;
+        // dW reads x, dx reads w, the fused ReLU's mask reads y.
+        node->needs = (w->requires_grad ? NEEDS_IN0 : 0) | (x->requires_grad ? NEEDS_IN1 : 0) |
+                      (relu ? NEEDS_OUT : 0);
     }
     return y;
 }
@@ -313,9 +315,11 @@ static float *scratch(struct tape *t, const char *op, int wanted, long floats, i
     if (!wanted)
         return NULL;
     size_t bytes = sizeof(float) * (size_t)floats;
-    float *p = zeroed ? arena_calloc(tape_arena(t), bytes) : arena_alloc(tape_arena(t), bytes);
+    float *p = tape_scratch(t, bytes);
     if (!p)
         tape_fail(t, "%s backward: out of memory for %ld floats of scratch", op, floats);
+    else if (zeroed)
+        memset(p, 0, bytes);
     return p;
 }
 
