@@ -73,6 +73,7 @@ reference: build
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-08 run
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-08 compare
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-08 decay
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-08 memory
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-08 profile
 	rm -f $(BUILD)/results/stage-07-quick-train.csv $(BUILD)/results/stage-08-quick-train.csv
 	cp $(BUILD)/results/stage-*.csv plots/data/
@@ -144,7 +145,8 @@ help:
 	@echo "  make stage-08 run    train the CNN on Fashion-MNIST (EPOCHS=15), and on MNIST"
 	@echo "                       digits when present; stage-08 compare: the same in PyTorch;"
 	@echo "                       decay: at a constant learning rate; profile: PyTorch's step"
-	@echo "                       op by op; CONV=auto|im2col|direct (make stage-08 help: all)"
+	@echo "                       op by op; memory: peak memory, arena and planned;"
+	@echo "                       CONV=auto|im2col|direct (make stage-08 help: all)"
 	@echo "  make bench [FULL=1]  every stage's benchmark (FULL=1: the long size sweep)"
 	@echo "  make plots           GFLOPS plots from your results, else the reference ones"
 	@echo "  make book            build/book/book.html, book.epub, book.pdf"
@@ -163,6 +165,8 @@ help:
 	@echo "  GEMM benches (01-05): SIZES=256,512  SHAPES=128x10x256,...  KERNELS=a,b (rows)"
 	@echo "  training stages (06-08): GEMM=auto|openblas|... (the backend of every matmul;"
 	@echo "                   a list for the benches)  EPOCHS=N  DATA_DIR=DIR"
+	@echo "                   MEMORY=arena|planned (where a step's tensors live; a list for"
+	@echo "                   the benches)"
 	@echo "  stage 08: CONV=auto|im2col|direct (a list for the bench)"
 	@echo
 	@echo "OpenBLAS's best path on machines that set OPENBLAS_CORETYPE:"
