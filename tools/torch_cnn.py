@@ -13,7 +13,8 @@ arrangement and races the fastest against ours.
 """
 import sys
 
-import torch_peer
+sys.dont_write_bytecode = True  # no __pycache__ left in tools/
+import torch_peer  # noqa: E402
 
 
 def build(torch, a, x_train, x_test, dname):

@@ -11,7 +11,8 @@ against ours.
 """
 import sys
 
-import torch_peer
+sys.dont_write_bytecode = True  # no __pycache__ left in tools/
+import torch_peer  # noqa: E402
 
 
 def add_args(p):
