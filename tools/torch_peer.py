@@ -115,9 +115,10 @@ def malloc_in_use():
 
 
 def arrangement(threads, blas, fmt, foreach):
-    """The arrangement's name; fmt is None for a model without a memory format."""
+    """The arrangement's name; fmt is None for a model without a memory
+    format, foreach None where no optimizer runs (the forward alone)."""
     parts = [f"{threads}x{blas}", malloc_in_use()[0]] + ([fmt] if fmt else [])
-    return "/".join(parts + ["foreach" if foreach else "loop"])
+    return "/".join(parts + ([] if foreach is None else ["foreach" if foreach else "loop"]))
 
 
 def main(doc, batch, epochs, add_args, build):
@@ -234,6 +235,7 @@ def main(doc, batch, epochs, add_args, build):
         t0 = time.perf_counter()
         run(a.infer_steps)
         secs = (time.perf_counter() - t0) / a.infer_steps * EPOCH_IMAGES / a.batch
+        backend = arrangement(a.threads, blas, fmt, None)
         write_measures(a.infer, torch, name, flops, default_threads,
                        [("inference", backend, a.batch, a.infer_steps, secs)])
         print(f"{name} inference, {backend}: {secs:.3f} s per {EPOCH_IMAGES} images")
@@ -359,9 +361,7 @@ def probe(torch, a, blas, fmt, setup, loss_fn, y_train, default_threads):
     per_epoch = EPOCH_IMAGES / a.batch
     rows, name, flops = [], "", (0.0, 0.0)
     for what, foreach in (("inference", False), ("train", False), ("train", True)):
-        backend = arrangement(a.threads, blas, fmt, foreach)
-        if what == "inference":
-            backend = backend.rsplit("/", 1)[0]  # the optimizer plays no part
+        backend = arrangement(a.threads, blas, fmt, foreach if what == "train" else None)
         if (what == "inference" and not a.probe_inference) or \
                 (a.probe_only and backend not in a.probe_only.split(",")):
             continue
