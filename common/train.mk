@@ -48,7 +48,6 @@ endif
 compare: build
 	@$(ROOT)/tools/deps.sh compare quiet
 	@mkdir -p $(dir $(COMPARE_CSV))
-	@rm -f $(COMPARE_TRAIN_CSV) $(COMPARE_CSV)
 	@$(pick_fashion); \
 	/usr/bin/python3 $(ROOT)/tools/compare.py --peer $(ROOT)/tools/$(PEER) \
 	  --ours '$(BIN)/$(TRAINER) $(MODEL_ARGS) $(if $(BACKEND),--gemm $(BACKEND))' \

@@ -172,6 +172,11 @@ def main():
     if subprocess.run([PYTHON, "-c", "import torch"], capture_output=True).returncode != 0:
         fail(f"python3-torch does not import in {PYTHON}",
              "tools/deps.sh compare installs it (apt-get install python3-torch)")
+    # The last comparison's files go once this one can start, not before: a
+    # mistyped knob leaves them be.
+    for path in (a.csv, a.train_csv) if not a.profile else ():
+        if os.path.exists(path):
+            os.remove(path)
 
     libs = {}
     for name, files in MALLOCS:
