@@ -51,8 +51,15 @@ MEASURE_HEADER = "what,backend,batch,steps,seconds_per_epoch"
 # --probe-block seconds; the probe's time is the median of the blocks'
 # means, so one block slowed by something else on the machine does not
 # decide it, and a cost every few steps (a trim of the heap) is inside
-# each mean. An arrangement whose first block is more than CUTOFF times the
-# best probe so far cannot be the fastest: it stops there.
+# each mean. That is about two seconds: 15 to 30 steps of the CNN, several
+# hundred of the MLP. It is enough because the choices a probe makes are
+# between arrangements a malloc, a thread split or a memory format apart,
+# which change a step by a third to several times, more than a probe moves
+# from one minute to the next on a shared 2-core machine (about a tenth,
+# a quarter for the forward alone); arrangements closer than that are
+# probed again (tools/compare.py), and the rounds time the one chosen. An
+# arrangement whose first block is more than CUTOFF times the best probe
+# so far cannot be the fastest: it stops there.
 WARMUP, BLOCKS, BLOCK_STEPS, CUTOFF = 3, 3, 5, 2.0
 FORMATS = ("nchw", "channels_last")
 
