@@ -36,8 +36,9 @@ if [ -n "$in" ]; then
     esac
     cpu=$(sed -n 's/^# cpu: //p' "$in" | head -n 1)
     batch=$(rows "$in" | awk -F, '$1 == "cnn" { print $5; exit }')
-    # One row per conv path (PyTorch's last, from the comparison), one column
-    # per thread count; '-' where one is missing.
+    # One row per conv path (PyTorch's last: the comparison's result, in the
+    # fastest arrangement, which the title names), one column per thread
+    # count; '-' where one is missing.
     { rows "$in" | awk -F, '$1 == "cnn" { print "ours " $3 "," $4 "," $6 }'
       [ -n "$cmp" ] && rows "$cmp" | awk -F, -v b="$batch" '$1 == "cnn" && $2 == "pytorch" && $5 == b {
             print "pytorch," $4 "," $6 }'
@@ -50,8 +51,10 @@ if [ -n "$in" ]; then
               for (i = 1; i <= nk; i++) { printf "%s", k[i]
                   for (j = 1; j <= nt; j++) { x = v[k[i], t[j]]; printf "\t%s", x == "" ? "-" : x }
                   printf "\n" } }' > "$tmp/speed"
+    peer=$([ -z "$cmp" ] || rows "$cmp" | awk -F, '$1 == "cnn" && $2 == "pytorch" && $3 != "torch" {
+            print "\\nPyTorch in its fastest arrangement: " $3 }')
     if [ "$(wc -l < "$tmp/speed")" -gt 1 ]; then
-        { echo "set title \"The CNN, batch $batch, Adam: one epoch of 60,000 images  ·  $cpu\""
+        { printf '%s\n' "set title \"The CNN, batch $batch, Adam: one epoch of 60,000 images  ·  $cpu$peer\""
           echo "set ylabel 'seconds per epoch'; set yrange [0:*]"
           echo "set style data histograms; set style histogram clustered gap 1"
           echo "set style fill solid 0.8 border -1; set boxwidth 0.9"
@@ -129,6 +132,7 @@ if [ -n "$lay" ]; then
 fi
 
 draw_curves
+draw_compare
 
 if [ "$drawn" -eq 0 ]; then
     echo "error: cnn-plot.sh: no stage-08 results to draw from ($dir/$base.csv and its -layers," \
