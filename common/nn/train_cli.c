@@ -120,8 +120,10 @@ void train_options_usage(FILE *f, const struct train_options *o)
     fprintf(f,
             "  --data NAME     mnist, fashion (from build/datasets/ or $DATA_DIR; `make "
             "datasets`),\n"
-            "                  sample (committed), or a directory of IDX files (default "
-            "fashion)\n"
+            "                  sample (committed), or a directory of the four IDX files\n"
+            "                  however written (mysplit, mysplit/, ./mysplit, /data/mysplit);\n"
+            "                  one datasets/SHA256SUMS does not list trains, with a note\n"
+            "                  (default fashion)\n"
             "  --batch N       images per step (default %ld)\n"
             "  --epochs N      passes over the training set (default %ld; 0 with --load: "
             "evaluate)\n"
@@ -216,6 +218,8 @@ int train_run(const struct train_options *o, const struct train_model *tm)
         fprintf(stderr, "error: %s\n", err);
         return 1;
     }
+    if (ds.note[0])
+        fprintf(stderr, "note: %s\n", ds.note);
     int status = 1;
     struct nn_model m = {0};
     struct optim *opt = NULL;

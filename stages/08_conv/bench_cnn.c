@@ -468,6 +468,8 @@ int main(int argc, char **argv)
             return 1;
         }
     }
+    if (ds.note[0])
+        fprintf(stderr, "note: %s\n", ds.note);
     if (o.batch > ds.train.count) {
         fprintf(stderr, "error: --batch %d is more than the %d images of %s\n", o.batch,
                 ds.train.count, ds.name);
