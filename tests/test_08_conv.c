@@ -11,7 +11,8 @@
 // common/conv/. Its shapes, parameter count, initialisation and FLOPs; a
 // forward pass; training steps that lower the loss, give the same bits on
 // one and two threads and allocate nothing after the first; a checkpoint
-// round trip; a short training on the committed sample.
+// round trip; a short training on the committed sample; run_cnn on a set of
+// a reader's own.
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <math.h>
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "arena.h"
@@ -34,6 +36,7 @@
 #include "nn.h"
 #include "ops.h"
 #include "optim.h"
+#include "own_data.h"
 #include "layout.h"
 #include "pool_row.h"
 #include "tape.h"
@@ -1299,4 +1302,60 @@ Test(nn_cnn, a_short_training_on_the_sample_lifts_accuracy_above_chance, .timeou
     cr_assert_gt(acc1, 0.4, "test accuracy %.1f %% after 20 steps", 100 * acc1);
     cr_assert_lt(loss1, loss0, "test loss %g after training, %g before", loss1, loss0);
     cnn_fixture_free(&f);
+}
+
+// run_cnn as a reader runs it, on a set of their own in a directory named
+// without a '/': it trains, after one line that gives the set's four
+// checksums; Fashion-MNIST's name on other files, and images that are not
+// 28×28, are refused.
+Test(nn_cnn, run_cnn_trains_on_a_set_the_list_does_not_know, .timeout = 600)
+{
+    char dir[64], sub[128], sha[4][65];
+    snprintf(dir, sizeof dir, "/tmp/test08-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(sub, sizeof sub, "%s/kmnist", dir);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    write_own_set(sub, 64, 32, 28, 28, 1, sha);
+    int rc = run_driver(dir, "run_cnn", "--data kmnist --batch 32 --epochs 1 --threads 1");
+    char *log = read_text(dir, "log");
+    cr_assert_eq(rc, 0, "run_cnn exited with %d:\n%s", rc, log);
+    const char *note;
+    cr_assert_eq(lines_starting(log, "note: ", &note), 1, "one note:\n%s", log);
+    cr_assert(strncmp(note, "note: datasets/SHA256SUMS does not list kmnist: ", 48) == 0, "%s",
+              log);
+    size_t note_len = strcspn(note, "\n");
+    for (int f = 0; f < 4; f++) {
+        char line[200];
+        snprintf(line, sizeof line, "%s  kmnist/%s", sha[f], idx_file_name(f));
+        const char *at = strstr(note, line);
+        cr_assert(at && at < note + note_len, "'%s' in the note:\n%s", line, log);
+    }
+    const char *epoch;
+    cr_assert_not_null(strstr(log, "on kmnist (64 train, 32 test images)"), "%s", log);
+    cr_assert_eq(lines_starting(log, "epoch ", &epoch), 1, "%s", log);
+    free(log);
+
+    // The named set fashion, in DATA_DIR, holding the sample's files.
+    snprintf(sub, sizeof sub, "%s/fashion", dir);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    copy_sample_raw(sub);
+    setenv("DATA_DIR", dir, 1);
+    rc = run_driver(dir, "run_cnn", "--data fashion --epochs 1 --threads 1");
+    unsetenv("DATA_DIR");
+    log = read_text(dir, "log");
+    cr_assert_eq(rc, 1, "run_cnn exited with %d:\n%s", rc, log);
+    cr_assert_not_null(strstr(log, "fashion/train-images-idx3-ubyte: checksum mismatch"), "%s",
+                       log);
+    cr_assert_null(strstr(log, "epoch "), "%s", log);
+    free(log);
+
+    snprintf(sub, sizeof sub, "%s/small", dir);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    write_own_set(sub, 20, 10, 14, 14, 0, NULL);
+    rc = run_driver(dir, "run_cnn", "--data small --epochs 1 --threads 1");
+    log = read_text(dir, "log");
+    cr_assert_eq(rc, 1, "run_cnn exited with %d:\n%s", rc, log);
+    cr_assert_not_null(strstr(log, "the CNN reads 28×28 images; small has 14×14"), "%s", log);
+    free(log);
+    remove_tree(dir);
 }
