@@ -67,7 +67,7 @@ static void own_hint(char *err, size_t errlen)
     size_t n = strlen(err), h = strlen(IDX_HINT);
     if (n >= h && strcmp(err + n - h, IDX_HINT) == 0)
         snprintf(err + n - h, errlen - (n - h), "%s",
-                 "this set is not one datasets/SHA256SUMS knows: mend the file, or make it again");
+                 "mend the file, or make it again (`make datasets` fetches only the book's sets)");
 }
 
 // Reads DIR/FILES[which] or its .gz into x and checks it.
