@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <zlib.h>
 
@@ -96,7 +97,9 @@ static inline void write_own_set(const char *dir, int train, int test, int rows,
         for (uint32_t i = 0; i < n; i++) {
             labels[i] = (unsigned char)(i % 10);
             for (size_t p = 0; p < pixels; p++) {
-                x ^= x << 13, x ^= x >> 7, x ^= x << 17;  // xorshift64
+                x ^= x << 13;  // xorshift64
+                x ^= x >> 7;
+                x ^= x << 17;
                 int band = (int)(p / (size_t)cols) * 10 / rows == labels[i];
                 body[i * pixels + p] = (unsigned char)((x >> 58) + (band ? 180 : 0));
             }
@@ -170,6 +173,60 @@ static inline int lines_starting(const char *text, const char *prefix, const cha
             line++;
     }
     return count;
+}
+
+// write_own_set into a new directory dir/name.
+static inline void write_own_set_in(const char *dir, const char *name, int train, int test,
+                                    int rows, int gz, char sha[4][65])
+{
+    char sub[300];
+    snprintf(sub, sizeof sub, "%s/%s", dir, name);
+    cr_assert_eq(mkdir(sub, 0700), 0, "mkdir %s", sub);
+    write_own_set(sub, train, test, rows, rows, gz, sha);
+}
+
+// Writes a set of the reader's own into dir/name (train and test images of
+// 28×28) and trains driver on it with `--data name` and args: it must exit 0
+// after one note that names the set and gives its four checksums as lines
+// of datasets/SHA256SUMS, and print one line per epoch.
+static inline void expect_training_with_a_note(const char *dir, const char *driver,
+                                               const char *name, const char *args, int train,
+                                               int test, int gz, int epochs)
+{
+    char all[600], sha[4][65], want[200];
+    write_own_set_in(dir, name, train, test, 28, gz, sha);
+    snprintf(all, sizeof all, "--data %s %s", name, args);
+    int rc = run_driver(dir, driver, all);
+    char *log = read_text(dir, "log");
+    cr_assert_eq(rc, 0, "%s %s exited with %d:\n%s", driver, all, rc, log);
+    const char *note, *epoch;
+    cr_assert_eq(lines_starting(log, "note: ", &note), 1, "one note:\n%s", log);
+    snprintf(want, sizeof want, "note: datasets/SHA256SUMS does not list %s: ", name);
+    cr_assert(strncmp(note, want, strlen(want)) == 0, "%s", log);
+    size_t note_len = strcspn(note, "\n");
+    for (int f = 0; f < 4; f++) {
+        snprintf(want, sizeof want, "%s  %s/%s", sha[f], name, idx_file_name(f));
+        const char *at = strstr(note, want);
+        cr_assert(at && at < note + note_len, "'%s' in the note:\n%s", want, log);
+    }
+    snprintf(want, sizeof want, "on %s (%d train, %d test images)", name, train, test);
+    cr_assert_not_null(strstr(log, want), "%s", log);
+    cr_assert_eq(lines_starting(log, "epoch ", &epoch), epochs, "%s", log);
+    free(log);
+}
+
+// Runs driver with args in dir: it must stop with exit status 1 and the
+// message want, before any epoch.
+static inline void expect_refusal(const char *dir, const char *driver, const char *args,
+                                  const char *want)
+{
+    int rc = run_driver(dir, driver, args);
+    char *log = read_text(dir, "log");
+    const char *epoch;
+    cr_assert_eq(rc, 1, "%s %s exited with %d:\n%s", driver, args, rc, log);
+    cr_assert_not_null(strstr(log, want), "'%s' in:\n%s", want, log);
+    cr_assert_eq(lines_starting(log, "epoch ", &epoch), 0, "%s", log);
+    free(log);
 }
 
 static inline void remove_tree(const char *dir)

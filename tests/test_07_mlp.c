@@ -1038,33 +1038,14 @@ Test(train_cli, lr_decay_cosine_and_its_flag)
 // images the model does not fit, are refused.
 Test(train_cli, run_mlp_trains_on_a_set_the_list_does_not_know, .timeout = 300)
 {
-    char dir[64], sub[128], sha[4][65];
+    char dir[64], sub[128];
     snprintf(dir, sizeof dir, "/tmp/test07-XXXXXX");
     cr_assert_not_null(mkdtemp(dir));
-    snprintf(sub, sizeof sub, "%s/mysplit", dir);
-    cr_assert_eq(mkdir(sub, 0700), 0);
-    write_own_set(sub, 120, 40, 28, 28, 0, sha);
-    int rc = run_driver(dir, "run_mlp",
-                        "--data mysplit --layers 784,32,10 --batch 32 --epochs 2 --threads 1");
-    char *log = read_text(dir, "log");
-    cr_assert_eq(rc, 0, "run_mlp exited with %d:\n%s", rc, log);
-    const char *note;
-    cr_assert_eq(lines_starting(log, "note: ", &note), 1, "one note:\n%s", log);
-    cr_assert(strncmp(note, "note: datasets/SHA256SUMS does not list mysplit: ", 49) == 0, "%s",
-              log);
-    size_t note_len = strcspn(note, "\n");
-    for (int f = 0; f < 4; f++) {
-        char line[200];
-        snprintf(line, sizeof line, "%s  mysplit/%s", sha[f], idx_file_name(f));
-        const char *at = strstr(note, line);
-        cr_assert(at && at < note + note_len, "'%s' in the note:\n%s", line, log);
-    }
-    const char *epoch;
-    cr_assert_not_null(strstr(log, "on mysplit (120 train, 40 test images)"), "%s", log);
-    cr_assert_eq(lines_starting(log, "epoch ", &epoch), 2, "%s", log);
-    free(log);
+    expect_training_with_a_note(dir, "run_mlp", "mysplit",
+                                "--layers 784,32,10 --batch 32 --epochs 2 --threads 1", 120, 40,
+                                0, 2);
 
-    // The sample with one grey level changed, in a directory named sample.
+    // The sample with one test label changed, in a directory named sample.
     snprintf(sub, sizeof sub, "%s/sample", dir);
     cr_assert_eq(mkdir(sub, 0700), 0);
     copy_sample_raw(sub);
@@ -1074,24 +1055,12 @@ Test(train_cli, run_mlp_trains_on_a_set_the_list_does_not_know, .timeout = 300)
     cr_assert_eq(fseek(f, 8, SEEK_SET), 0);
     cr_assert_eq(fputc(3, f), 3);  // the first test label is 9
     fclose(f);
-    rc = run_driver(dir, "run_mlp", "--data sample/ --epochs 1 --threads 1");
-    log = read_text(dir, "log");
-    cr_assert_eq(rc, 1, "run_mlp exited with %d:\n%s", rc, log);
-    cr_assert_not_null(strstr(log, "error: sample/t10k-labels-idx1-ubyte: checksum mismatch"),
-                       "%s", log);
-    cr_assert_null(strstr(log, "epoch "), "%s", log);
-    free(log);
+    expect_refusal(dir, "run_mlp", "--data sample/ --epochs 1 --threads 1",
+                   "error: sample/t10k-labels-idx1-ubyte: checksum mismatch");
 
     // 14×14 images and the default 784-256-10.
-    snprintf(sub, sizeof sub, "%s/small", dir);
-    cr_assert_eq(mkdir(sub, 0700), 0);
-    write_own_set(sub, 20, 10, 14, 14, 1, NULL);
-    rc = run_driver(dir, "run_mlp", "--data small --epochs 1 --threads 1");
-    log = read_text(dir, "log");
-    cr_assert_eq(rc, 1, "run_mlp exited with %d:\n%s", rc, log);
-    cr_assert_not_null(strstr(log, "--layers 784,256,10 does not fit small: its images have 196 "
-                                   "pixels"),
-                       "%s", log);
-    free(log);
+    write_own_set_in(dir, "small", 20, 10, 14, 1, NULL);
+    expect_refusal(dir, "run_mlp", "--data small --epochs 1 --threads 1",
+                   "--layers 784,256,10 does not fit small: its images have 196 pixels");
     remove_tree(dir);
 }

@@ -1310,52 +1310,23 @@ Test(nn_cnn, a_short_training_on_the_sample_lifts_accuracy_above_chance, .timeou
 // 28×28, are refused.
 Test(nn_cnn, run_cnn_trains_on_a_set_the_list_does_not_know, .timeout = 600)
 {
-    char dir[64], sub[128], sha[4][65];
+    char dir[64], sub[128];
     snprintf(dir, sizeof dir, "/tmp/test08-XXXXXX");
     cr_assert_not_null(mkdtemp(dir));
-    snprintf(sub, sizeof sub, "%s/kmnist", dir);
-    cr_assert_eq(mkdir(sub, 0700), 0);
-    write_own_set(sub, 64, 32, 28, 28, 1, sha);
-    int rc = run_driver(dir, "run_cnn", "--data kmnist --batch 32 --epochs 1 --threads 1");
-    char *log = read_text(dir, "log");
-    cr_assert_eq(rc, 0, "run_cnn exited with %d:\n%s", rc, log);
-    const char *note;
-    cr_assert_eq(lines_starting(log, "note: ", &note), 1, "one note:\n%s", log);
-    cr_assert(strncmp(note, "note: datasets/SHA256SUMS does not list kmnist: ", 48) == 0, "%s",
-              log);
-    size_t note_len = strcspn(note, "\n");
-    for (int f = 0; f < 4; f++) {
-        char line[200];
-        snprintf(line, sizeof line, "%s  kmnist/%s", sha[f], idx_file_name(f));
-        const char *at = strstr(note, line);
-        cr_assert(at && at < note + note_len, "'%s' in the note:\n%s", line, log);
-    }
-    const char *epoch;
-    cr_assert_not_null(strstr(log, "on kmnist (64 train, 32 test images)"), "%s", log);
-    cr_assert_eq(lines_starting(log, "epoch ", &epoch), 1, "%s", log);
-    free(log);
+    expect_training_with_a_note(dir, "run_cnn", "kmnist", "--batch 32 --epochs 1 --threads 1",
+                                64, 32, 1, 1);
 
     // The named set fashion, in DATA_DIR, holding the sample's files.
     snprintf(sub, sizeof sub, "%s/fashion", dir);
     cr_assert_eq(mkdir(sub, 0700), 0);
     copy_sample_raw(sub);
     setenv("DATA_DIR", dir, 1);
-    rc = run_driver(dir, "run_cnn", "--data fashion --epochs 1 --threads 1");
+    expect_refusal(dir, "run_cnn", "--data fashion --epochs 1 --threads 1",
+                   "fashion/train-images-idx3-ubyte: checksum mismatch");
     unsetenv("DATA_DIR");
-    log = read_text(dir, "log");
-    cr_assert_eq(rc, 1, "run_cnn exited with %d:\n%s", rc, log);
-    cr_assert_not_null(strstr(log, "fashion/train-images-idx3-ubyte: checksum mismatch"), "%s",
-                       log);
-    cr_assert_null(strstr(log, "epoch "), "%s", log);
-    free(log);
 
-    snprintf(sub, sizeof sub, "%s/small", dir);
-    cr_assert_eq(mkdir(sub, 0700), 0);
-    write_own_set(sub, 20, 10, 14, 14, 0, NULL);
-    rc = run_driver(dir, "run_cnn", "--data small --epochs 1 --threads 1");
-    log = read_text(dir, "log");
-    cr_assert_eq(rc, 1, "run_cnn exited with %d:\n%s", rc, log);
-    cr_assert_not_null(strstr(log, "the CNN reads 28×28 images; small has 14×14"), "%s", log);
-    free(log);
+    write_own_set_in(dir, "small", 20, 10, 14, 0, NULL);
+    expect_refusal(dir, "run_cnn", "--data small --epochs 1 --threads 1",
+                   "the CNN reads 28×28 images; small has 14×14");
     remove_tree(dir);
 }

@@ -18,24 +18,12 @@
 // file is reached under (rule 1) and by its bytes (rules 2 and 3), never by
 // a guess at what the file looks like.
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "checksums.h"
 #include "sha256.h"
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err != NULL && errlen > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 static int is_hex64(const char *s)
 {
@@ -73,9 +61,11 @@ int checksums_read(const char *path, struct checksums *c, char *err, size_t errl
     c->list = NULL;
     c->count = 0;
     FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return fail(err, errlen, "%s: cannot open it (%s), so no dataset file can be checked",
-                    path, strerror(errno));
+    if (f == NULL) {
+        snprintf(err, errlen, "%s: cannot open it (%s), so no dataset file can be checked", path,
+                 strerror(errno));
+        return -1;
+    }
     char line[512];
     int cap = 0, lineno = 0, rc = 0;
     while (rc == 0 && fgets(line, sizeof line, f) != NULL) {
@@ -87,18 +77,21 @@ int checksums_read(const char *path, struct checksums *c, char *err, size_t errl
             cap = cap ? 2 * cap : 32;
             struct checksum *grown = realloc(c->list, (size_t)cap * sizeof *grown);
             if (grown == NULL) {
-                rc = fail(err, errlen, "%s: out of memory reading it", path);
+                snprintf(err, errlen, "%s: out of memory reading it", path);
+                rc = -1;
                 break;
             }
             c->list = grown;
         }
-        if (parse_line(line, &c->list[c->count]) != 0)
-            rc = fail(err, errlen,
-                      "%s:%d: not a line of the form `<sha256>  <set>/<file>` (64 lowercase "
-                      "hex digits, then a set and a file name)",
-                      path, lineno);
-        else
+        if (parse_line(line, &c->list[c->count]) != 0) {
+            snprintf(err, errlen,
+                     "%s:%d: not a line of the form `<sha256>  <set>/<file>` (64 lowercase hex "
+                     "digits, then a set and a file name)",
+                     path, lineno);
+            rc = -1;
+        } else {
             c->count++;
+        }
     }
     fclose(f);
     if (rc != 0)
@@ -162,44 +155,47 @@ int checksums_check(const struct checksums *c, const char *set, const char *file
                     size_t errlen)
 {
     char gz_sha[65] = "";
-    int own = 0;
+    int own = 0, same = 0;
     // Rule 1: the list's file of this name.
-    for (int i = 0; i < c->count; i++) {
+    for (int i = 0; i < c->count && same == 0; i++) {
         const struct checksum *e = &c->list[i];
-        if (strcmp(e->set, set) != 0 || strcmp(e->file, file) != 0)
-            continue;
-        own = 1;
-        int same = same_bytes(e, path, idx_sha, gz_sha);
-        if (same < 0)
-            return fail(err, errlen, "%s: cannot read it (%s)", path, strerror(errno));
-        if (same)
-            return CHECKSUM_LISTED;
+        if (strcmp(e->set, set) == 0 && strcmp(e->file, file) == 0) {
+            own = 1;
+            same = same_bytes(e, path, idx_sha, gz_sha);
+        }
     }
+    if (same == 1)
+        return CHECKSUM_LISTED;
     // Whose bytes these are, if anyone's.
     const struct checksum *match = NULL;
-    for (int i = 0; i < c->count && match == NULL; i++) {
-        int same = same_bytes(&c->list[i], path, idx_sha, gz_sha);
-        if (same < 0)
-            return fail(err, errlen, "%s: cannot read it (%s)", path, strerror(errno));
-        if (same)
+    for (int i = 0; i < c->count && same == 0; i++) {
+        same = same_bytes(&c->list[i], path, idx_sha, gz_sha);
+        if (same == 1)
             match = &c->list[i];
+    }
+    if (same < 0) {
+        snprintf(err, errlen, "%s: cannot read it (%s)", path, strerror(errno));
+        return -1;
     }
     char whose[200] = "";
     if (match != NULL)
         snprintf(whose, sizeof whose, " (they are those of %s/%s%s)", match->set, match->file,
                  match->archive ? ".gz" : "");
-    if (own)
-        return fail(err, errlen,
-                    "%s: checksum mismatch: its IDX bytes have SHA-256 %s, not the one "
-                    "datasets/SHA256SUMS lists for %s/%s%s; the file is damaged or is another "
-                    "dataset's; %s",
-                    path, idx_sha, set, file, whose, hint);
+    if (own) {
+        snprintf(err, errlen,
+                 "%s: checksum mismatch: its IDX bytes have SHA-256 %s, not the one "
+                 "datasets/SHA256SUMS lists for %s/%s%s; the file is damaged or is another "
+                 "dataset's; %s",
+                 path, idx_sha, set, file, whose, hint);
+        return -1;
+    }
     if (match == NULL)
         return CHECKSUM_UNLISTED;  // rule 4
     if (strcmp(match->file, file) == 0)
         return CHECKSUM_LISTED;  // rule 2
-    return fail(err, errlen,
-                "%s: its bytes are those datasets/SHA256SUMS lists for %s/%s%s, not a %s: the "
-                "files are swapped or misnamed; give each file its standard name",
-                path, match->set, match->file, match->archive ? ".gz" : "", file);
+    snprintf(err, errlen,
+             "%s: its bytes are those datasets/SHA256SUMS lists for %s/%s%s, not a %s: the "
+             "files are swapped or misnamed; give each file its standard name",
+             path, match->set, match->file, match->archive ? ".gz" : "", file);
+    return -1;  // rule 3
 }
