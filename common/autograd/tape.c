@@ -524,12 +524,12 @@ int tape_backward(struct tape *t, struct tensor *loss)
         return -1;
     seed[0] = 1.0f;  // ∂loss/∂loss
     // listing: reverse_walk
-    // BEGIN SOLUTION task 6.4: walk the nodes from the last to the first, calling each backward
+    // BEGIN SOLUTION task 6.4: walk the nodes from the last to the first, calling each backward; each node, run or skipped, first moves the step's clock: memory_tick(t->mem)
     // Newest first: when a node runs, every node that used its output has
     // already added its share into out->grad. A node whose output got no
     // gradient (it does not lead to the loss) has nothing to pass on.
     for (struct tape_node *n = t->last; n; n = n->prev) {
-        memory_tick(t->mem);
+        memory_tick(t->mem);  // the node's moment (the planner's clock)
         if (!n->out->grad)
             continue;
         if (n->backward(t, n) != 0)
