@@ -629,9 +629,9 @@ int main(int argc, char **argv)
     // The training step's memory: the arena and the planner, alternating
     // (train_memory_study), on the auto path and every core.
     if (o.memory_csv || o.lifetimes) {
-        if (o.memory_csv && !(mem = open_out(o.memory_csv, &ds, top, o.batch)))
+        if (o.memory_csv && !(mem = open_out(o.memory_csv, &ds, top, &o)))
             goto out;
-        if (o.lifetimes && !(life = open_out(o.lifetimes, &ds, top, o.batch)))
+        if (o.lifetimes && !(life = open_out(o.lifetimes, &ds, top, &o)))
             goto out;
         if (mem)
             fprintf(mem, "model,backend,threads,batch,memory,step_ms,live_bytes,"
