@@ -14,6 +14,9 @@
 
 // a is m×k, b is k×n: a·b, m×n. Through the tape's GEMM backend.
 struct tensor *op_matmul(struct tape *t, struct tensor *a, struct tensor *b);
+// Its backward, for any node laid out as op_matmul's: in[0] = a, in[1] = b,
+// out = a·b (the Linear layer's node is, with its bias as in[2]).
+int op_matmul_backward(struct tape *t, struct tape_node *node);
 // x is m×n, bias has n elements: x[i][j] + bias[j] (the bias broadcast over
 // the m rows of a batch).
 struct tensor *op_bias_add(struct tape *t, struct tensor *x, struct tensor *bias);
