@@ -624,6 +624,75 @@ Test(kit, the_check_finds_an_answer_copied_elsewhere, .timeout = 300)
     sh("rm -rf /tmp/kit-leak");
 }
 
+// Each kind of leak the kits once had, put back into a copy of the tree in
+// a file of its own: the check names the task and the file, every time.
+//   6.2  a helper that is the answer (the answer is one call of it)
+//   6.4  the answer's key line in another loop
+//   7.1  the answer again under other names
+//   8.1  the index arithmetic of the answer, word for word
+//   8.3  a comment that states the answer's line
+Test(kit, the_check_finds_each_kind_of_leak, .timeout = 300)
+{
+    static const struct {
+        const char *task, *path, *text;
+    } leaks[] = {
+        {"6.2", "common/autograd/leak_relu.c",
+         "void leak_relu_backward(long n, float *dx, const float *y, const float *dy)\n"
+         "{\n    for (long i = 0; i < n; i++)\n"
+         "        dx[i] += y[i] > 0.0f ? dy[i] : 0.0f;\n}\n"},
+        {"6.4", "common/autograd/leak_walk.c",
+         "#include \"tape.h\"\nint leak_count(const struct tape *t)\n{\n    int k = 0;\n"
+         "    for (const struct tape_node *n = t->last; n; n = n->prev)\n        k++;\n"
+         "    return k;\n}\n"},
+        {"7.1", "stages/07_mlp/leak_dense.c",
+         "static int dense_backward(struct tape *tp, struct tape_node *nd)\n{\n"
+         "    struct tensor *bb = nd->in[2], *o = nd->out;\n"
+         "    int rows = o->shape[0], cols = o->shape[1];\n"
+         "    if (op_matmul_backward(tp, nd) != 0)\n        return -1;\n"
+         "    if (bb->requires_grad) {\n        float *g = tape_grad(tp, bb);\n"
+         "        if (!g)\n            return -1;\n"
+         "        for (int r = 0; r < rows; r++)\n            for (int c = 0; c < cols; c++)\n"
+         "                g[c] += o->grad[(long)r * cols + c];\n    }\n    return 0;\n}\n"},
+        {"8.1", "stages/08_conv/leak_rows.c",
+         "int leak_row(int r, int stride, int u, int pad)\n{\n"
+         "    int iy = r * stride + u - pad;\n    return iy;\n}\n"},
+        {"8.3", "common/conv/leak_note.c",
+         "// Each gradient goes back where its maximum came from:\n"
+         "//   dx[where[j]] += dy[j]\n"},
+    };
+    cr_assert_eq(sh("rm -rf /tmp/kit-leaks && mkdir -p /tmp/kit-leaks && "
+                    "cp -r common stages tests tools plots datasets /tmp/kit-leaks/"),
+                 0);
+    for (size_t i = 0; i < sizeof leaks / sizeof leaks[0]; i++) {
+        char path[256];
+        snprintf(path, sizeof path, "/tmp/kit-leaks/%s", leaks[i].path);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f, "%s", path);
+        fputs(leaks[i].text, f);
+        fclose(f);
+    }
+    cr_assert_neq(sh("/tmp/kit-leaks/tools/kit-check.py 06_autograd 07_mlp 08_conv "
+                     ">/tmp/kit-leaks.txt 2>&1"),
+                  0, "the leaks went unnoticed");
+    const char *out = read_file("/tmp/kit-leaks.txt");
+    for (size_t i = 0; i < sizeof leaks / sizeof leaks[0]; i++) {
+        char task[32];
+        snprintf(task, sizeof task, "task %s ", leaks[i].task);
+        int found = 0;
+        for (const char *line = out; line && *line; line = strchr(line, '\n')) {
+            line += *line == '\n';
+            const char *end = strchr(line, '\n');
+            size_t len = end ? (size_t)(end - line) : strlen(line);
+            char *one = strndup(line, len);
+            found |= strstr(one, task) && strstr(one, leaks[i].path);
+            free(one);
+        }
+        cr_assert(found, "task %s's leak in %s was not reported:\n%s", leaks[i].task,
+                  leaks[i].path, out);
+    }
+    sh("rm -rf /tmp/kit-leaks");
+}
+
 // The drivers' flag readers: a whole number in range or nothing, and a
 // name among the comma-separated words of a --kernels list.
 Test(args, numbers_and_lists)
