@@ -531,6 +531,32 @@ Test(book, the_real_book_checks)
                  read_file("/tmp/book-out.txt"));
 }
 
+// The student edition holds no task's answer: every listing that holds a
+// solution shows the kits' stub instead, and says what to write and which
+// tests check it. The check would see an answer: the reader's edition of
+// chapter 1 holds those of tasks 1.1 and 1.2.
+Test(book, the_student_edition_holds_no_answer, .timeout = 600)
+{
+    cr_assert_eq(sh("tools/check-book.sh --student book.md >/tmp/book-student.txt 2>&1"), 0, "%s",
+                 read_file("/tmp/book-student.txt"));
+    cr_assert_eq(sh("BOOK_ROOT=. pandoc -f markdown -t html5 --lua-filter tools/book.lua "
+                    "-M book-check=true -o /tmp/book-reader-01.html chapters/01-naive.md"),
+                 0);
+    cr_assert_neq(sh("tools/kit-check.py --book /tmp/book-reader-01.html "
+                     ">/tmp/book-reader-01.txt 2>&1"),
+                  0, "the answers in the reader's edition went unnoticed");
+    const char *out = read_file("/tmp/book-reader-01.txt");
+    cr_assert(strstr(out, "task 1.1") && strstr(out, "task 1.2"), "%s", out);
+    cr_assert_eq(sh("BOOK_ROOT=. pandoc -f markdown -t plain --wrap=none --lua-filter "
+                    "tools/book.lua -M book-check=true -M book-edition=student "
+                    "-o /tmp/book-student-01.txt chapters/01-naive.md"),
+                 0);
+    out = read_file("/tmp/book-student-01.txt");
+    cr_assert_not_null(strstr(out, "Task 1.1 is yours to write: the i, j, p loops"), "%s", out);
+    cr_assert_not_null(strstr(out, "make stage-01 test TASK=1.1 runs its tests:"), "%s", out);
+    cr_assert_not_null(strstr(out, "// TODO task 1.1:"), "%s", out);
+}
+
 // A function on gemm()'s path that no listing shows and no chapter names
 // fails the check, and says which.
 Test(book, a_function_on_the_path_neither_shown_nor_named_fails)

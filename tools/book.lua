@@ -18,6 +18,13 @@ Listings (a code block with an include= attribute, any classes):
   listing; `// end listing pack_b` (or `end listing: pack_b`) closes that
   name, which allows overlapping regions. Common indentation is removed.
 
+  The student edition (book-edition=student) reads each file as the
+  assignment kits ship it (tools/make_assignment.py --student): every task's
+  solution replaced by its stub, between `// TODO task N.M: what` and
+  `// END TODO task N.M`. A listing that holds a stub says so in its caption:
+  the task, what to write, and the tests that check it (the Test(task_N_M, ...)
+  of tests/test_*.c).
+
 Tables from CSV (a code block with class results-table or csv-table):
 
   ```{.results-table results="stage-01" columns="kernel,n,gflops,pct_peak"
@@ -53,7 +60,8 @@ as .png (weasyprint 57 cannot read gnuplot's SVG).
 Settings (metadata, else environment): book-root / BOOK_ROOT (repository
 root, default "."), book-data / BOOK_DATA (reference CSV folder, default
 plots/data), book-results / BOOK_RESULTS (your results, default
-build/results), book-check / BOOK_CHECK (check mode), plots-format.
+build/results), book-check / BOOK_CHECK (check mode), book-edition /
+BOOK_EDITION ("reader", the default, or "student"), plots-format.
 
 Any problem prints "book.lua: error: ..." on stderr and makes pandoc exit
 non-zero after the whole document has been scanned.
@@ -69,6 +77,7 @@ local cfg = {
   data = os.getenv("BOOK_DATA") or "plots/data",
   results = os.getenv("BOOK_RESULTS") or "build/results",
   check = (os.getenv("BOOK_CHECK") or "") ~= "" and os.getenv("BOOK_CHECK") ~= "0",
+  edition = os.getenv("BOOK_EDITION") or "reader",
   -- When set, each listing appends "file<TAB>line" for every line it shows
   -- (tools/check-book.sh --book reports listing coverage from it).
   coverage = os.getenv("BOOK_COVERAGE"),
@@ -264,6 +273,71 @@ local function extract(lines, name, file)
   return body, start + 1, stop - 1
 end
 
+-- The student edition's text of a file: the kits' stubs in place of every
+-- task's solution, from the kit maker itself, so both show the same stub.
+local student_cache = {}
+local function student_lines(file)
+  if student_cache[file] then return student_cache[file] end
+  local ok, out = pcall(pandoc.pipe, "python3",
+    { rooted("tools/make_assignment.py"), "--student", rooted(file) }, "")
+  if not ok then
+    fail(string.format("%s: the kit maker could not stub it for the student edition (%s)",
+      file, tostring(type(out) == "table" and out.output or out)))
+  end
+  local lines = {}
+  for line in (out .. "\n"):gmatch("(.-)\n") do lines[#lines + 1] = line end
+  if lines[#lines] == "" then table.remove(lines) end
+  student_cache[file] = lines
+  return lines
+end
+
+-- The tests of each task: Test(task_N_M, name) in tests/test_*.c.
+local task_tests = nil
+local function tests_of(task)
+  if task_tests == nil then
+    task_tests = {}
+    local ok, listing = pcall(pandoc.pipe, "sh",
+      { "-c", "cd \"$1\" && ls tests/test_*.c", "sh", cfg.root }, "")
+    for path in ((ok and listing) or ""):gmatch("[^\n]+") do
+      for line in io.lines(rooted(path)) do
+        local n, m, name = line:match("^Test%(task_(%d+)_(%d+),%s*([%w_]+)")
+        if n then
+          local key = n .. "." .. m
+          task_tests[key] = task_tests[key] or {}
+          table.insert(task_tests[key], name)
+        end
+      end
+    end
+  end
+  return task_tests[task] or {}
+end
+
+-- What a listing of the student edition says of the stubs it shows: for
+-- each task, what to write and the command and tests that check it.
+local function stub_note(shown)
+  local out, seen = {}, {}
+  for _, l in ipairs(shown) do
+    local task, what = l:match("//%s*TODO task (%d+%.%d+):%s*(.-)%s*$")
+    if task and not seen[task] then
+      seen[task] = true
+      local text = string.format("Task %s is yours to write: %s.", task, what)
+      local names = tests_of(task)
+      local stage = string.format("%02d", tonumber(task:match("^(%d+)")))
+      local tests = {}
+      for _, n in ipairs(names) do tests[#tests + 1] = "`" .. n .. "`" end
+      if #tests > 0 then
+        text = text .. string.format(" `make stage-%s test TASK=%s` runs its tests: %s.",
+          stage, task, table.concat(tests, ", "))
+      else
+        text = text .. string.format(" `make stage-%s test TASK=%s` runs its tests.", stage, task)
+      end
+      out[#out + 1] = text
+    end
+  end
+  if #out == 0 then return nil end
+  return table.concat(out, " ")
+end
+
 local function listing_block(el)
   local file = el.attributes["include"]
   local name = el.attributes["listing"]
@@ -273,6 +347,7 @@ local function listing_block(el)
     fail(string.format("%s: file not found (looked for %s%s)", file, rooted(file),
       name and (", listing '" .. name .. "'") or ""))
   end
+  if cfg.edition == "student" then lines = student_lines(file) end
   local body, first, last
   if name and name ~= "" then
     body, first, last = extract(lines, name, file)
@@ -308,16 +383,24 @@ local function listing_block(el)
   if name and name ~= "" then
     cap[#cap + 1] = pandoc.Str(string.format(", lines %d–%d", first, last))
   end
-  if el.attributes["caption"] then
-    local extra = pandoc.read(el.attributes["caption"], "markdown").blocks
+  local text = el.attributes["caption"]
+  local note = cfg.edition == "student" and stub_note(shown) or nil
+  if note then
+    -- a caption that only names the task gives way to the note, which names it
+    if text == nil or text:match("^%s*tasks?%s+[%d%.,%s]+$") then text = note
+    else text = text .. ". " .. note end
+  end
+  if text then
+    local extra = pandoc.read(text, "markdown").blocks
     if #extra > 0 and extra[1].content then
       cap[#cap + 1] = pandoc.Str(":")
       cap[#cap + 1] = pandoc.Space()
       for _, x in ipairs(extra[1].content) do cap[#cap + 1] = x end
     end
   end
+  -- data-file lets tools/kit-check.py --book tell where a listing comes from
   local div_attr = pandoc.Attr(el.identifier, { "listing" },
-    name and { ["data-listing"] = name } or {})
+    name and { ["data-listing"] = name, ["data-file"] = file } or { ["data-file"] = file })
   return pandoc.Div({
     pandoc.Div({ pandoc.Plain(cap) }, pandoc.Attr("", { "listing-caption" })),
     code,
@@ -852,6 +935,11 @@ local function read_meta(meta)
   cfg.data = m("book-data") or cfg.data
   cfg.results = m("book-results") or cfg.results
   if meta["book-check"] ~= nil then cfg.check = truthy(meta["book-check"]) end
+  cfg.edition = m("book-edition") or cfg.edition
+  if cfg.edition ~= "reader" and cfg.edition ~= "student" then
+    report(string.format("book-edition must be 'reader' or 'student', not '%s'", cfg.edition))
+    cfg.edition = "reader"
+  end
   cfg.plots_format = m("plots-format")
   if cfg.plots_format == nil then
     local out = PANDOC_STATE and PANDOC_STATE.output_file
@@ -895,7 +983,17 @@ local finish = {
 }
 
 return {
-  { Meta = function(meta) read_meta(meta) return nil end },
+  { Meta = function(meta)
+      read_meta(meta)
+      -- The student edition says so on its title page.
+      if cfg.edition == "student" and meta.title ~= nil then
+        local sub = meta.subtitle and stringify(meta.subtitle) or ""
+        meta.subtitle = pandoc.MetaInlines({ pandoc.Str(sub ~= "" and (sub .. " (student edition)")
+          or "Student edition") })
+        return meta
+      end
+      return nil
+    end },
   main,
   finish,
 }

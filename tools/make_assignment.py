@@ -3,6 +3,8 @@
 
     make_assignment.py ROOT STAGE_NAME OUT            write the kit
     make_assignment.py ROOT STAGE_NAME OUT --restore  put the solutions back
+    make_assignment.py --student FILE                 print FILE as the student
+                                                      edition of the book shows it
 
 The kit is a self-contained tree: the stage, the files of common/, tests/,
 tools/ and plots/ that stages 1 to N bring (KIT_FILES below, for a kit of
@@ -21,7 +23,9 @@ of this stage's tasks (N is the stage number) becomes
     <the region's `// stub:` lines, uncommented>
     // END TODO task N.M
 
-which compiles and fails task N.M's tests. Solutions of earlier stages' tasks
+which compiles and fails task N.M's tests. The student edition of the book
+shows every listing through the same stubs, every task's solution cut out
+(--student, which tools/book.lua calls). Solutions of earlier stages' tasks
 stay, without their markers. A region of a later stage's task, in a file an
 earlier kit needs, becomes its `// earlier kits:` lines (uncommented): code
 that gives the right answer without being the answer, e.g. one thread doing
@@ -76,17 +80,18 @@ def marked(body, pattern):
 
 def stub_out(text, stage, path):
     """The kit's version of a file: this stage's solutions cut out, later
-    stages' replaced by their `// earlier kits:` code."""
+    stages' replaced by their `// earlier kits:` code. With stage None, the
+    student edition's: every task's solution cut out."""
     lines = text.split("\n")
     out, last = [], 0
     for start, end, region_stage, task, hint, indent in regions(lines, path):
         body = lines[start + 1:end]
         out += lines[last:start]
-        if region_stage == stage:
+        if stage is None or region_stage == stage:
             what = hint or "write this part (see the chapter)"
-            out.append(f"{indent}// TODO task {stage}.{task}: {what}")
+            out.append(f"{indent}// TODO task {region_stage}.{task}: {what}")
             out += marked(body, STUB)
-            out.append(f"{indent}// END TODO task {stage}.{task}")
+            out.append(f"{indent}// END TODO task {region_stage}.{task}")
         elif region_stage > stage:
             earlier = marked(body, EARLIER)
             if not earlier:
@@ -295,6 +300,14 @@ def grade_paragraph(grade):
 
 def main():
     args = sys.argv[1:]
+    if len(args) == 2 and args[0] == "--student":
+        try:
+            with open(args[1]) as f:
+                text = f.read()
+        except OSError as e:
+            fail(f"{args[1]}: {e.strerror}")
+        sys.stdout.write(stub_out(text, None, args[1]))
+        return
     if len(args) not in (3, 4) or (len(args) == 4 and args[3] != "--restore"):
         print(__doc__, file=sys.stderr)
         sys.exit(2)
