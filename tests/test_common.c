@@ -531,6 +531,26 @@ Test(book, the_real_book_checks)
                  read_file("/tmp/book-out.txt"));
 }
 
+// share (like test_acc) holds a fraction of 1 and is shown in percent, and
+// format= formats the percent. A file that stores percents in it fails,
+// naming the file, the row and the value, where it once printed "2890.0 %".
+Test(book, shares_are_fractions_shown_in_percent)
+{
+    cr_assert_eq(sh("BOOK_ROOT=. pandoc -f markdown -t plain --wrap=none --lua-filter "
+                    "tools/book.lua tests/book/share.md >/tmp/book-share.txt 2>&1"),
+                 0, "%s", read_file("/tmp/book-share.txt"));
+    const char *out = read_file("/tmp/book-share.txt");
+    cr_assert_not_null(strstr(out, "28.9 %"), "%s", out);
+    cr_assert_not_null(strstr(out, "1.1 %"), "%s", out);
+    cr_assert_not_null(strstr(out, "The convolution’s backward: 29 % of the time."), "%s", out);
+    cr_assert_neq(sh("BOOK_ROOT=. pandoc -f markdown -t plain --lua-filter tools/book.lua "
+                     "tests/book/share-percent.md >/dev/null 2>/tmp/book-share.txt"),
+                  0, "a share of 28.9 was printed");
+    out = read_file("/tmp/book-share.txt");
+    cr_assert_not_null(strstr(out, "tests/book/share-percent.csv:3: column share holds 28.9"),
+                       "%s", out);
+}
+
 // The student edition holds no task's answer: every listing that holds a
 // solution shows the kits' stub instead, and says what to write and which
 // tests check it. The check would see an answer: the reader's edition of

@@ -49,7 +49,8 @@ Inline numbers (an empty span with class result):
   []{.result results="stage-08-compare-train" where="framework=ours" last="epoch" column="test_acc"}
 
   source="mine" prefers build/results/NAME.csv, falling back to the
-  reference. format="%.0f" overrides the number format. last= as for tables.
+  reference. format="%.0f" overrides the number format (of the percent, for
+  a column that holds a fraction: share, test_acc). last= as for tables.
 
 Images: build/plots/stage-NN[-reference].svg must correspond to an
 existing plots/data/stage-NN.csv (in check mode the plot itself need not
@@ -412,6 +413,12 @@ end
 
 local csv_cache = {}
 
+-- Columns that hold a fraction of 1 (0.289), shown in percent (28.9 %). A
+-- value outside 0..1 is an error: a percent stored in one of them would
+-- print a hundred times too large. format= applies to the percent.
+local FRACTIONS = { test_acc = true, share = true }
+
+
 local function parse_csv_line(line)
   local out, i, n = {}, 1, #line
   if n == 0 then return { "" } end
@@ -470,7 +477,14 @@ local function load_csv(path, label)
         fail(string.format("%s:%d: %d fields, header has %d", path, no, #f, #t.cols))
       end
       local row = {}
-      for i, c in ipairs(t.cols) do row[c] = f[i] end
+      for i, c in ipairs(t.cols) do
+        row[c] = f[i]
+        local x = FRACTIONS[c] and tonumber(f[i])
+        if x and (x < 0 or x > 1) then
+          fail(string.format("%s:%d: column %s holds %s: it is a fraction of 1 (%g %% is %g), "
+            .. "which the book shows in percent", path, no, c, f[i], x, x / 100))
+        end
+      end
       t.rows[#t.rows + 1] = row
     end
   end
@@ -572,7 +586,7 @@ local FORMATS = {
   gflops = function(x) return string.format("%.1f", x) end,
   pct_peak = function(x) return string.format("%.1f %%", x) end,
   vs_openblas = function(x) return string.format("%.2f×", x) end,
-  -- the training stages' columns (accuracies and shares are fractions)
+  -- the training stages' columns (accuracies and shares: FRACTIONS)
   test_acc = function(x) return string.format("%.2f %%", 100 * x) end,
   share = function(x) return string.format("%.1f %%", 100 * x) end,
   train_loss = function(x) return string.format("%.4f", x) end,
@@ -587,6 +601,7 @@ local function format_value(col, raw, fmt)
   if raw == nil then return "—" end
   local x = tonumber(raw)
   if x == nil then return raw end
+  if FRACTIONS[col] and fmt and fmt ~= "" then x = 100 * x end
   if fmt and fmt ~= "" then
     local ok, s = pcall(string.format, fmt, x)
     if not ok then fail("bad format '" .. fmt .. "'") end
