@@ -531,6 +531,41 @@ Test(book, the_real_book_checks)
                  read_file("/tmp/book-out.txt"));
 }
 
+// A results file the book quotes must come from the compiler and one of the
+// machines its reference: header names; each table's caption names that
+// machine from the header. Another compiler, another machine, or a header
+// too vague to tell two machines apart, each fail and say which file.
+Test(book, results_from_another_compiler_or_machine_fail_the_check)
+{
+    cr_assert_eq(sh("BOOK_ROOT=. pandoc -f markdown -t plain --wrap=none --lua-filter "
+                    "tools/book.lua -M book-provenance=error tests/book/provenance.md "
+                    ">/tmp/book-prov.txt 2>&1"),
+                 0, "%s", read_file("/tmp/book-prov.txt"));
+    const char *out = read_file("/tmp/book-prov.txt");
+    cr_assert_not_null(strstr(out, "On the first machine — Reference machine: Test Zen 5"), "%s",
+                       out);
+    cr_assert_not_null(strstr(out, "On the second — Reference machine: Test Zen 3"), "%s", out);
+    cr_assert_neq(sh("BOOK_ROOT=. pandoc -f markdown -t plain --lua-filter tools/book.lua "
+                     "-M book-provenance=error tests/book/provenance-bad.md "
+                     ">/dev/null 2>/tmp/book-prov.txt"),
+                  0);
+    out = read_file("/tmp/book-prov.txt");
+    cr_assert_not_null(strstr(out, "tests/book/prov-clang.csv: was measured with clang 14.0.6; "
+                                   "the book's compiler is gcc 12.2.0"),
+                       "%s", out);
+    cr_assert_not_null(strstr(out, "tests/book/prov-elsewhere.csv: was measured on cpu Test CPU, "
+                                   "4 cores"),
+                       "%s", out);
+    cr_assert_not_null(strstr(out, "tests/book/prov-vague.csv: says only cpu Test CPU, which fits "
+                                   "more than one"),
+                       "%s", out);
+    // Only a warning when the book is built: make book is not held up.
+    cr_assert_eq(sh("BOOK_ROOT=. pandoc -f markdown -t plain --lua-filter tools/book.lua "
+                    "tests/book/provenance-bad.md >/dev/null 2>/tmp/book-prov.txt"),
+                 0);
+    cr_assert_not_null(strstr(read_file("/tmp/book-prov.txt"), "warning: tests/book/prov-clang"));
+}
+
 // share (like test_acc) holds a fraction of 1 and is shown in percent, and
 // format= formats the percent. A file that stores percents in it fails,
 // naming the file, the row and the value, where it once printed "2890.0 %".

@@ -52,6 +52,26 @@ Inline numbers (an empty span with class result):
   reference. format="%.0f" overrides the number format (of the percent, for
   a column that holds a fraction: share, test_acc). last= as for tables.
 
+Provenance: book.md's front matter names the book's compiler and the
+machines whose results it quotes, each by a signature of what a results
+file's `#` lines say (cpu, cores, the widest ISA with a measured peak, the
+L1d size):
+
+  reference:
+    compiler: gcc 12.2.0
+    machines:
+      - name: "AMD EPYC Zen 5, 2 cores, AVX-512"
+        cpu: AMD EPYC
+        cores: 2
+        isa: avx512
+        l1d: 48 KiB
+
+Every results file the book quotes (results= and file= tables and spans,
+and the data of its plots) must name that compiler, if it names one, and
+a machine that matches exactly one of them; the caption of its table or
+figure names that machine. With book-provenance=error (check-book.sh
+--provenance) a file that does not is an error; otherwise a warning.
+
 Images: build/plots/stage-NN[-reference].svg must correspond to an
 existing plots/data/stage-NN.csv (in check mode the plot itself need not
 exist yet); stage-NN-train.svg may come from stage-NN-compare-train.csv
@@ -62,7 +82,8 @@ Settings (metadata, else environment): book-root / BOOK_ROOT (repository
 root, default "."), book-data / BOOK_DATA (reference CSV folder, default
 plots/data), book-results / BOOK_RESULTS (your results, default
 build/results), book-check / BOOK_CHECK (check mode), book-edition /
-BOOK_EDITION ("reader", the default, or "student"), plots-format.
+BOOK_EDITION ("reader", the default, or "student"), book-provenance
+("error", "warn", the default, or "off"), plots-format.
 
 Any problem prints "book.lua: error: ..." on stderr and makes pandoc exit
 non-zero after the whole document has been scanned.
@@ -79,6 +100,7 @@ local cfg = {
   results = os.getenv("BOOK_RESULTS") or "build/results",
   check = (os.getenv("BOOK_CHECK") or "") ~= "" and os.getenv("BOOK_CHECK") ~= "0",
   edition = os.getenv("BOOK_EDITION") or "reader",
+  provenance = "warn",
   -- When set, each listing appends "file<TAB>line" for every line it shows
   -- (tools/check-book.sh --book reports listing coverage from it).
   coverage = os.getenv("BOOK_COVERAGE"),
@@ -784,6 +806,98 @@ local function build_table(t, attrs, caption, label, id)
   return tbl
 end
 
+-- ---------------------------------------------------------------------
+-- provenance: the book's compiler and machines (book.md's `reference:`)
+
+local reference = nil
+local SIGNATURE = { "cpu", "cores", "isa", "l1d" }
+local ISAS = { "avx512", "avx2", "neon", "scalar" }
+
+-- What a results file's `#` lines say of its machine; a field it does not
+-- give is nil. isa: the widest with a measured peak; l1d in KiB.
+local function signature(t)
+  local m = t.meta
+  local s = { cpu = m.cpu ~= "" and m.cpu or nil, cores = tonumber(m.cores), isa = m.isa_best }
+  for _, isa in ipairs(ISAS) do
+    if s.isa then break end
+    for k, _ in pairs(m) do
+      if k:match("^peak%." .. isa .. "%.") then s.isa = isa break end
+    end
+  end
+  s.l1d = tonumber(m.l1d_kib) or (tonumber(m.l1d_bytes) and tonumber(m.l1d_bytes) / 1024)
+  return s
+end
+
+local function describe(s)
+  local parts = {}
+  if s.cpu then parts[#parts + 1] = "cpu " .. s.cpu end
+  if s.cores then parts[#parts + 1] = string.format("%d cores", s.cores) end
+  if s.isa then parts[#parts + 1] = "widest ISA " .. s.isa end
+  if s.l1d then parts[#parts + 1] = string.format("L1d %g KiB", s.l1d) end
+  return table.concat(parts, ", ")
+end
+
+local function same(a, b)
+  if tonumber(a) and tonumber(b) then return tonumber(a) == tonumber(b) end
+  return tostring(a) == tostring(b)
+end
+
+-- The header's machine a file was measured on, or nil and why not.
+local function machine_of(t)
+  local s = signature(t)
+  if next(s) == nil then
+    return nil, "names no machine (no '# cpu:', '# cores:' or '# l1d_kib:' line)"
+  end
+  local found = {}
+  for _, mach in ipairs(reference.machines) do
+    local ok = true
+    for _, f in ipairs(SIGNATURE) do
+      if s[f] ~= nil and mach[f] ~= nil and not same(s[f], mach[f]) then ok = false end
+    end
+    if ok then found[#found + 1] = mach end
+  end
+  if #found == 1 then return found[1] end
+  local names = {}
+  for _, mach in ipairs(reference.machines) do names[#names + 1] = mach.name end
+  if #found == 0 then
+    return nil, string.format("was measured on %s, none of the book's machines (%s)", describe(s),
+      table.concat(names, "; "))
+  end
+  names = {}
+  for _, mach in ipairs(found) do names[#names + 1] = mach.name end
+  return nil, string.format("says only %s, which fits more than one of the book's machines (%s)",
+    describe(s), table.concat(names, "; "))
+end
+
+-- Checks a results file the book quotes against the header, once a file.
+local checked = {}
+local function provenance(t, label)
+  if reference == nil or cfg.provenance == "off" or checked[label] then return end
+  checked[label] = true
+  local problems = {}
+  local compiler = t.meta.compiler
+  if compiler and compiler ~= "" and reference.compiler and compiler ~= reference.compiler then
+    problems[#problems + 1] = string.format("was measured with %s; the book's compiler is %s",
+      compiler, reference.compiler)
+  end
+  local mach, why = machine_of(t)
+  if not mach then problems[#problems + 1] = why end
+  for _, p in ipairs(problems) do
+    local msg = string.format("%s: %s (book.md, reference:)", label, p)
+    if cfg.provenance == "error" then report(msg) else warn(msg) end
+  end
+end
+
+-- "Reference machine: AMD EPYC Zen 5, ..." from the header, else the cpu line.
+local function machine_name(who, t)
+  if reference ~= nil and who ~= "Your machine" then
+    local mach = machine_of(t)
+    if mach then return who .. ": " .. mach.name end
+  end
+  if t.meta.cpu and t.meta.cpu ~= "" then return who .. ": " .. t.meta.cpu end
+  return who
+end
+
 local function machine_caption(base, who, t)
   local cap = {}
   for _, x in ipairs(base) do cap[#cap + 1] = x end
@@ -791,10 +905,24 @@ local function machine_caption(base, who, t)
     cap[#cap + 1] = pandoc.Str(" —")
     cap[#cap + 1] = pandoc.Space()
   end
-  local text = who
-  if t.meta.cpu and t.meta.cpu ~= "" then text = text .. ": " .. t.meta.cpu end
-  cap[#cap + 1] = pandoc.Emph({ pandoc.Str(text) })
+  cap[#cap + 1] = pandoc.Emph({ pandoc.Str(machine_name(who, t)) })
   return cap
+end
+
+local function read_reference(meta)
+  local r = meta.reference
+  if r == nil then return nil end
+  local ref = { compiler = r.compiler and stringify(r.compiler) or nil, machines = {} }
+  if ref.compiler == nil then report("book.md: reference: names no compiler") end
+  for i, m in ipairs(r.machines or {}) do
+    local function field(k) return m[k] ~= nil and stringify(m[k]) or nil end
+    local mach = { name = field("name"), cpu = field("cpu"), cores = tonumber(field("cores")),
+      isa = field("isa"), l1d = tonumber((field("l1d") or ""):match("^%s*([%d.]+)")) }
+    if not mach.name then report(string.format("book.md: reference: machine %d has no name", i)) end
+    ref.machines[#ref.machines + 1] = mach
+  end
+  if #ref.machines == 0 then report("book.md: reference: names no machine") end
+  return ref
 end
 
 -- A results file measured with OpenBLAS held to a lesser path than the CPU
@@ -825,7 +953,12 @@ local function table_block(el)
   local base = inlines_of(a.caption)
   if a.file and a.file ~= "" then
     local t = load_csv(a.file)
-    local tbl = build_table(t, a, base, a.file, el.identifier)
+    provenance(t, a.file)
+    local cap = base
+    if reference ~= nil or (t.meta.cpu and t.meta.cpu ~= "") then
+      cap = machine_caption(base, a.machine or "Reference machine", t)
+    end
+    local tbl = build_table(t, a, cap, a.file, el.identifier)
     local note = openblas_note(t)
     if note then return pandoc.Div({ tbl, note }, pandoc.Attr("", { "results-pair" })) end
     return tbl
@@ -835,6 +968,7 @@ local function table_block(el)
     fail("results-table needs results=\"stage-NN\" or file=\"path.csv\"")
   end
   local ref = load_csv(ref_path(results), ref_path(results))
+  provenance(ref, ref_path(results))
   local blocks = { build_table(ref, a, machine_caption(base, a.machine or "Reference machine", ref),
     ref_path(results), el.identifier) }
   blocks[#blocks + 1] = openblas_note(ref)
@@ -877,6 +1011,7 @@ local function result_span(el)
     end
     t = load_csv(label, label)
   end
+  if label ~= mine_path(a.results or "") then provenance(t, label) end
   if a.meta and a.meta ~= "" then
     local v = t.meta[a.meta]
     if v == nil then fail(string.format("%s: no '# %s:' header line", label, a.meta)) end
@@ -919,6 +1054,21 @@ local function image(el)
     if not file_exists(rooted(ref)) then
       fail(string.format("image %s: no reference data %s to draw it from", src, ref))
     end
+    -- Drawn from your results when you have them (as `make plots` does),
+    -- else from the reference: its caption names the machine.
+    local t = load_csv(ref, ref)
+    provenance(t, ref)
+    local mine = mine_path(stage)
+    local who, data = "Reference machine", t
+    if not cfg.check and not src:match("%-reference%.[sp][vn]g$") and file_exists(rooted(mine)) then
+      local ok, m = pcall(load_csv, mine, mine)
+      if ok then who, data = "Your machine", m end
+    end
+    if el.caption and #el.caption > 0 then
+      el.caption:insert(pandoc.Str(" —"))
+      el.caption:insert(pandoc.Space())
+    end
+    el.caption:insert(pandoc.Emph({ pandoc.Str(machine_name(who, data)) }))
   end
   if cfg.plots_format and src:match("%.svg$") then
     local alt = src:gsub("%.svg$", "." .. cfg.plots_format)
@@ -951,6 +1101,12 @@ local function read_meta(meta)
   cfg.results = m("book-results") or cfg.results
   if meta["book-check"] ~= nil then cfg.check = truthy(meta["book-check"]) end
   cfg.edition = m("book-edition") or cfg.edition
+  cfg.provenance = m("book-provenance") or cfg.provenance
+  if cfg.provenance ~= "error" and cfg.provenance ~= "warn" and cfg.provenance ~= "off" then
+    report(string.format("book-provenance must be 'error', 'warn' or 'off', not '%s'",
+      cfg.provenance))
+  end
+  reference = read_reference(meta)
   if cfg.edition ~= "reader" and cfg.edition ~= "student" then
     report(string.format("book-edition must be 'reader' or 'student', not '%s'", cfg.edition))
     cfg.edition = "reader"

@@ -167,3 +167,4 @@ $(BOOK_DIR)/book.pdf: $(BOOK_DEPS)
 check-book:
 	@tools/check-book.sh --book book.md
 	@tools/check-book.sh --student book.md
+	@tools/check-book.sh --provenance book.md

@@ -16,6 +16,11 @@
 #                                          build the student edition of BOOK.md
 #                                          (no plots needed) and check that it
 #                                          holds no task's answer (tools/kit-check.py --book)
+#   tools/check-book.sh --provenance [BOOK.md]
+#                                          check that every results file BOOK.md and
+#                                          its chapters quote was measured with the
+#                                          compiler, and on one of the machines, that
+#                                          BOOK.md's `reference:` header names
 #   tools/check-book.sh --chapters [BOOK.md]
 #                                          print that chapter list, one a line
 #
@@ -27,7 +32,7 @@ set -eu
 
 usage() {
     echo "usage: tools/check-book.sh FILE... | --book [BOOK.md] | --student [BOOK.md] |" \
-         "--chapters [BOOK.md]" >&2
+         "--provenance [BOOK.md] | --chapters [BOOK.md]" >&2
     exit 2
 }
 
@@ -217,6 +222,21 @@ case $1 in
             exit 1
         }
         echo "check-book: the student edition of $book holds no task's answer"
+        ;;
+    --provenance)
+        [ $# -le 2 ] || usage
+        book=${2:-book.md}
+        chapters=$(list_chapters "$book") || exit 1
+        # one run over the book and its chapters, so the filter sees the header
+        # shellcheck disable=SC2086
+        if ! (cd "$BOOK_ROOT" && "$PANDOC" -f markdown -t native -o /dev/null \
+                --lua-filter="$filter" -M book-check=true -M book-provenance=error \
+                "$book" $chapters); then
+            echo "check-book: results the book quotes come from another compiler or machine" \
+                 "than $book's reference: header names (above)" >&2
+            exit 1
+        fi
+        echo "check-book: every results file $book quotes comes from its compiler and machines"
         ;;
     -h|--help) usage ;;
     -*) echo "error: check-book: unknown option $1" >&2; usage ;;

@@ -11,6 +11,7 @@ Debian's python3-torch imports only from /usr/bin/python3; when it is missing
 a peer says so and exits 0 (PyTorch is a peer, never a dependency).
 """
 import argparse
+import glob
 import gzip
 import math
 import os
@@ -193,6 +194,34 @@ def main(doc, batch, epochs, add_args, build):
     return 0
 
 
+def machine_lines():
+    """The machine as our drivers' CSVs name it (bench_write_machine in
+    common/harness/bench.c): CPU model, cores, L1 data cache. The profile
+    runs no driver of ours, and the book needs them to tell which of its
+    machines measured it."""
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith(("model name", "Model")) and line.split(":", 1)[-1].strip():
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    lines = [f"# cpu: {cpu}\n", f"# cores: {os.cpu_count()}\n"]
+    for index in sorted(glob.glob("/sys/devices/system/cpu/cpu0/cache/index*")):
+        try:
+            level, kind, size = (open(os.path.join(index, n)).read().strip()
+                                 for n in ("level", "type", "size"))
+        except OSError:
+            continue
+        if level == "1" and kind == "Data" and size.endswith("K"):
+            lines.append(f"# l1d_kib: {int(size[:-1])}\n")
+            break
+    lines.append(time.strftime("# date: %Y-%m-%dT%H:%M:%SZ\n", time.gmtime()))
+    return lines
+
+
 def profile_steps(torch, a, name, dname, model, opt, loss_fn, x_train, y_train, gen):
     """--profile: three steps of warm-up, then --profile-steps training steps
     under torch.profiler. Each op's own (self) CPU time, the time inside it
@@ -223,6 +252,7 @@ def profile_steps(torch, a, name, dname, model, opt, loss_fn, x_train, y_train, 
     total = sum(s for _, s in ops)
     top = ops[:10] + [("(every other op)", sum(s for _, s in ops[10:]))]
     with open(a.profile, "w") as f:
+        f.writelines(machine_lines())
         f.write(f"# torch: {torch.__version__}\n# model: {name}\n# dataset: {dname}\n"
                 f"# threads: {a.threads}\n# batch: {a.batch}\n# steps: {a.profile_steps}\n"
                 f"# step_seconds_profiled: {wall:.6f}\n")
