@@ -149,6 +149,18 @@ def split_declaration(toks):
     return parts
 
 
+def matching(tokens, i, step=1):
+    """The index of the parenthesis that closes (step 1) or opens (step -1)
+    the one at i; len(tokens) or -1 if none does."""
+    depth = 0
+    while 0 <= i < len(tokens):
+        depth += {"(": step, ")": -step}.get(tokens[i].text, 0)
+        if depth == 0:
+            return i
+        i += step
+    return i
+
+
 def statements(tokens):
     """The statements of a run of tokens, trivial ones left out."""
     out, cur, i, n, depth = [], [], 0, len(tokens), 0
@@ -171,15 +183,7 @@ def statements(tokens):
             depth = 0
             flush()
         elif t.text in HEADS and not cur:
-            j, depth = i + 1, 0
-            while j < n:
-                if tokens[j].text == "(":
-                    depth += 1
-                elif tokens[j].text == ")":
-                    depth -= 1
-                    if depth == 0:
-                        break
-                j += 1
+            j = matching(tokens, i + 1)
             cur.extend(tokens[i:j + 1])
             flush()
             i = j
@@ -200,15 +204,7 @@ def functions(tokens):
     for i, t in enumerate(tokens):
         if t.text == "{":
             if depth == 0 and i > 0 and tokens[i - 1].text == ")":
-                j, d = i - 1, 0
-                while j >= 0:
-                    if tokens[j].text == ")":
-                        d += 1
-                    elif tokens[j].text == "(":
-                        d -= 1
-                        if d == 0:
-                            break
-                    j -= 1
+                j = matching(tokens, i - 1, -1)
                 if j > 0 and tokens[j - 1].kind == "id":
                     start = (tokens[j - 1].text, i)
             depth += 1
@@ -382,13 +378,7 @@ def called(answer):
     out = []
     for i, t in enumerate(toks[:-1]):
         if t.kind == "id" and toks[i + 1].text == "(":
-            depth, j = 0, i + 1
-            while j < len(toks):
-                depth += {"(": 1, ")": -1}.get(toks[j].text, 0)
-                if depth == 0:
-                    break
-                j += 1
-            if j == len(toks) - 1:  # its argument list ends the statement
+            if matching(toks, i + 1) == len(toks) - 1:  # its argument list ends the statement
                 out.append((t.text, i > 0 and toks[i - 1].text in ("->", ".")))
     return out
 
