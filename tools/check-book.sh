@@ -213,7 +213,8 @@ case $1 in
         trap 'rm -f "$out"' EXIT
         # shellcheck disable=SC2086
         (cd "$BOOK_ROOT" && "$PANDOC" -f markdown -t html5 --lua-filter="$filter" \
-            -M book-check=true -M book-edition=student -o "$out" "$book" $chapters) || {
+            -M book-check=true -M book-edition=student -M book-provenance=off \
+            -o "$out" "$book" $chapters) || {
             echo "check-book: the student edition of $book did not build" >&2
             exit 1
         }
