@@ -65,12 +65,18 @@ L1d size):
         cores: 2
         isa: avx512
         l1d: 48 KiB
+      - name: "AMD EPYC Zen 3, 2 cores, AVX2"
+        label: Zen 3 machine
+        cpu: AMD EPYC
+        ...
 
 Every results file the book quotes (results= and file= tables and spans,
 and the data of its plots) must name that compiler, if it names one, and
 a machine that matches exactly one of them; the caption of its table or
-figure names that machine. With book-provenance=error (check-book.sh
---provenance) a file that does not is an error; otherwise a warning.
+figure names that machine, as "Reference machine: NAME", or "LABEL: NAME"
+for a machine with a label (one that is not the reference machine). With
+book-provenance=error (check-book.sh --provenance) a file that does not is
+an error; otherwise a warning.
 
 Images: build/plots/stage-NN[-reference].svg must correspond to an
 existing plots/data/stage-NN.csv (in check mode the plot itself need not
@@ -894,10 +900,16 @@ local function provenance(t, label)
 end
 
 -- "Reference machine: AMD EPYC Zen 5, ..." from the header, else the cpu line.
+-- A header machine with a label is called by it instead of "Reference
+-- machine" ("Zen 3 machine: AMD EPYC Zen 3, ..."), unless the table says
+-- machine= itself.
 local function machine_name(who, t)
   if reference ~= nil and who ~= "Your machine" then
     local mach = machine_of(t)
-    if mach then return who .. ": " .. mach.name end
+    if mach then
+      if who == "Reference machine" and mach.label then who = mach.label end
+      return who .. ": " .. mach.name
+    end
   end
   if t.meta.cpu and t.meta.cpu ~= "" then return who .. ": " .. t.meta.cpu end
   return who
@@ -921,7 +933,8 @@ local function read_reference(meta)
   if ref.compiler == nil then report("book.md: reference: names no compiler") end
   for i, m in ipairs(r.machines or {}) do
     local function field(k) return m[k] ~= nil and stringify(m[k]) or nil end
-    local mach = { name = field("name"), cpu = field("cpu"), cores = tonumber(field("cores")),
+    local mach = { name = field("name"), label = field("label"), cpu = field("cpu"),
+      cores = tonumber(field("cores")),
       isa = field("isa"), l1d = tonumber((field("l1d") or ""):match("^%s*([%d.]+)")) }
     if not mach.name then report(string.format("book.md: reference: machine %d has no name", i)) end
     ref.machines[#ref.machines + 1] = mach
