@@ -1074,6 +1074,7 @@ end
 local function image(el)
   local src = el.src
   if src:match("^%a[%w+.-]*://") or src:match("^data:") then return nil end
+  local drawn = false
   if el.attributes["caption"] ~= nil then
     if el.attributes["caption"] ~= "drawn" then
       fail(string.format("image %s: caption=\"%s\"; the one value is \"drawn\"", src,
@@ -1081,6 +1082,7 @@ local function image(el)
     end
     el.attributes["caption"] = nil
     drawn_caption(el, src)
+    drawn = true
   end
   -- build/plots/stage-NN[-study][-reference].svg is drawn from
   -- plots/data/stage-NN[-study].csv by `make plots`.
@@ -1100,7 +1102,8 @@ local function image(el)
       fail(string.format("image %s: no reference data %s to draw it from", src, ref))
     end
     -- Drawn from your results when you have them (as `make plots` does),
-    -- else from the reference: its caption names the machine.
+    -- else from the reference: its caption names the machine (a drawn
+    -- caption names it itself: the plot script knows what it drew from).
     local t = load_csv(ref, ref)
     provenance(t, ref)
     local mine = mine_path(stage)
@@ -1109,11 +1112,13 @@ local function image(el)
       local ok, m = pcall(load_csv, mine, mine)
       if ok then who, data = "Your machine", m end
     end
-    if el.caption and #el.caption > 0 then
-      el.caption:insert(pandoc.Str(" —"))
-      el.caption:insert(pandoc.Space())
+    if not drawn then
+      if el.caption and #el.caption > 0 then
+        el.caption:insert(pandoc.Str(" —"))
+        el.caption:insert(pandoc.Space())
+      end
+      el.caption:insert(pandoc.Emph({ pandoc.Str(machine_name(who, data)) }))
     end
-    el.caption:insert(pandoc.Emph({ pandoc.Str(machine_name(who, data)) }))
   end
   if cfg.plots_format and src:match("%.svg$") then
     local alt = src:gsub("%.svg$", "." .. cfg.plots_format)
