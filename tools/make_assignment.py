@@ -341,7 +341,7 @@ COMMANDS = [
     ("make test TASK={first}", "run one task's tests"),
     ("make bench", "the stage's benchmark: a table, and build/results/stage-{num}.csv"),
     ("make run", "the stage's study or training run"),
-    ("make plot", "plot your results (the reference machine's until you have some)"),
+    ("make plot", "plot your results (the book's until you have some)"),
     ("make grade", "what the course scores (README.md says what)"),
 ]
 
