@@ -254,7 +254,7 @@ int memory_hold(struct memory *m, int id)
 
 void memory_own(struct memory *m, int id)
 {
-    if (m->mode == MEMORY_PLANNED && id >= 0)
+    if (m->mode == MEMORY_PLANNED && id >= 0 && m->buf[id].kind == BUFFER_SAVED)
         m->buf[id].owned = 1;
 }
 

@@ -63,7 +63,8 @@ int memory_use(struct memory *m, int id, int when);
 // Buffer id lives until the step ends (the same -1 as memory_use).
 int memory_hold(struct memory *m, int id);
 // A saved buffer whose op recorded a node: it waits for that node's
-// backward (tape.c tells its last use), not for the op's end.
+// backward (tape.c tells its last use), not for the op's end. Buffers of
+// other kinds are left as they are.
 void memory_own(struct memory *m, int id);
 // The backward has begun and told every buffer's last use: what is not read
 // again is dead from now on.

@@ -389,9 +389,8 @@ struct tape_node *tape_record(struct tape *t, const char *op, tape_backward_fn *
         t->tensors[out->id].op = op;
     }
     // What the op saved waits for this node's backward.
-    for (int id = n->first_buffer; id < n->end_buffer; id++)
-        if (memory_kind(t->mem, id) == BUFFER_SAVED)
-            memory_own(t->mem, id);
+    for (int id = n->end_buffer - 1; id >= n->first_buffer; id--)
+        memory_own(t->mem, id);
     memory_name(t->mem, n->first_buffer, n->end_buffer, op);
     return n;
 }
@@ -472,14 +471,9 @@ static int last_uses(struct tape *t, struct tensor *loss)
             if (memory_kind(t->mem, id) == BUFFER_SAVED)
                 status |= memory_use(t->mem, id, when);
     }
-    // stub: // Every value to the end of the step, as in the arena: right, and no saving.
-    // stub: for (struct tape_node *n = t->last; n; n = n->prev) {
-    // stub:     for (int i = 0; i < 3; i++)
-    // stub:         status |= reads(t, n->in[i], PLAN_END);
-    // stub:     status |= reads(t, n->out, PLAN_END);
-    // stub:     for (int id = n->first_buffer; id < n->end_buffer; id++)
-    // stub:         status |= memory_hold(t->mem, id);
-    // stub: }
+    // stub: // Every buffer to the end of the step, as in the arena: right, and no saving.
+    // stub: for (int id = 0; id < memory_count(t->mem); id++)
+    // stub:     status |= memory_hold(t->mem, id);
     // END SOLUTION
     status |= reads(t, loss, PLAN_END);
     if (t->newest >= 0)
