@@ -1,7 +1,7 @@
 // The code generator: each kernel becomes one C function, loops over its
 // shape with the fused expression inside, that the system's compiler turns
 // into machine code. Nothing here is clever: the loops are the ones you would
-// write by hand, and the compiler (-O2 -march=native) vectorises them.
+// write by hand, and the compiler (-O2 and the --isa of the run) vectorises them.
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>

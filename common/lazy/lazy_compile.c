@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "cpu.h"
-#include "dataset.h"
 #include "lazy_kernel.h"
 
 extern char **environ;
@@ -28,8 +27,23 @@ extern char **environ;
 // (no floating-point trap is ever enabled, so a comparison may run on every
 // element as a mask, not as a branch). -fopenmp for the kernels that share
 // their rows among threads.
-static const char *const flags[] = {"-O2", "-march=native", "-fno-math-errno",
-                                    "-fno-trapping-math", "-fopenmp", "-shared", "-fPIC"};
+static const char *const flags[] = {"-O2", "-fno-math-errno", "-fno-trapping-math",
+                                    "-fopenmp", "-shared", "-fPIC"};
+
+// The instructions the compiler may use follow the one switch, isa_active()
+// (--isa): a table indexed by enum isa, as every kernel family keeps. The
+// scalar path is the target's baseline with no vectorising at all.
+enum { ISA_FLAGS_MAX = 3 };
+static const char *const isa_flags[ISA_COUNT][ISA_FLAGS_MAX] = {
+    [ISA_SCALAR] = {"-fno-tree-vectorize"},
+#if defined(__x86_64__)
+    [ISA_AVX2] = {"-mavx2", "-mfma"},
+    [ISA_AVX512] = {"-mavx512f", "-mavx2", "-mfma"},
+#endif
+#if defined(__aarch64__)
+    [ISA_NEON] = {"-mcpu=native"},
+#endif
+};
 // end listing
 
 static const char *compiler(void)
@@ -67,7 +81,7 @@ static void cache_dir_of(const char *given, char *dir, size_t len)
     else if (env && *env)
         snprintf(dir, len, "%s", env);
     else
-        snprintf(dir, len, "%s/build/lazy-cache", dataset_root());
+        snprintf(dir, len, "%s", LAZY_CACHE_DIR);
 }
 
 // 1 when path holds exactly text.
@@ -106,6 +120,9 @@ static void paths(const struct lazy_kernel *k, const char *dir, char *stem, size
     uint64_t h = fnv(0xcbf29ce484222325ull, compiler());
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
         h = fnv(h, flags[i]);
+    const char *const *isa = isa_flags[isa_active()];
+    for (int i = 0; i < ISA_FLAGS_MAX && isa[i]; i++)
+        h = fnv(h, isa[i]);
     h = fnv(h, k->source);
     snprintf(stem, len, "%s/%s-%016llx", dir, k->name, (unsigned long long)h);
 }
@@ -141,6 +158,9 @@ static pid_t start(const char *stem, char *err, size_t errlen)
         argv[argc++] = w;
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
         argv[argc++] = (char *)flags[i];
+    const char *const *isa = isa_flags[isa_active()];
+    for (int i = 0; i < ISA_FLAGS_MAX && isa[i]; i++)
+        argv[argc++] = (char *)isa[i];
     argv[argc++] = "-o";
     argv[argc++] = tmp;
     argv[argc++] = src;

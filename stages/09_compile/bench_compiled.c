@@ -8,8 +8,8 @@
 //   compiled-serial   fused, every kernel on one thread
 //   compiled-panels   fused, the epilogues on panels of C a quarter of L2
 //   bench_compiled [--threads N] [--batches 64,256] [--steps N] [--rounds N]
-//                  [--data NAME] [--csv FILE] [--steps-csv FILE] [--kernels FILE]
-//                  [--bytes FILE] [--quick]
+//                  [--data NAME] [--isa NAME] [--csv FILE] [--steps-csv FILE]
+//                  [--kernels FILE] [--bytes FILE] [--quick]
 #define _POSIX_C_SOURCE 200809L
 #include <omp.h>
 #include <stdio.h>
@@ -17,15 +17,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "args.h"
-#include "bench.h"
-#include "cpu.h"
-#include "gemm_backend.h"
 #include "compiled_mlp.h"
+#include "cpu.h"
+#include "flags.h"
+#include "gemm_backend.h"
 #include "peak.h"
 #include "timer.h"
 #include "train.h"
-#include "train_cli.h"
+#include "train_run.h"
 
 enum { EPOCH_IMAGES = 60000, WARMUP_STEPS = 5, MAX_BATCHES = 8, MAX_ROUNDS = 64 };
 static const int sizes[] = {784, 256, 10};
@@ -172,8 +171,11 @@ static int engines_init(struct engines *e, const struct dataset *ds, int batch, 
         if (nn_mlp_init(&e->m[i], 3, sizes, 1, err, errlen) != 0)
             return -1;
         if (i == EAGER) {
+            // The tape of chapter 7, on the active ISA, its GEMMs timed.
+            struct tape_config config = tape_config_default();
+            config.gemm = &timed;
             e->opt = optim_new(&oc, e->m[i].params, e->m[i].nparams);
-            if (!e->opt || trainer_init(&e->tr, &timed, batch, ds->train.pixels, ds->train.count,
+            if (!e->opt || trainer_init(&e->tr, &config, batch, ds->train.pixels, ds->train.count,
                                         err, errlen) != 0)
                 return -1;
             dataset_shuffle(e->tr.order, ds->train.count, 1);
@@ -268,88 +270,56 @@ static int compile_times(int batch, double *cold, double *warm, int *ncold, int 
 
 // --- the flags ------------------------------------------------------------------
 
-static void usage(FILE *f, const char *prog)
-{
-    fprintf(f,
-            "usage: %s [--threads N] [--batches 64,256] [--steps N] [--rounds N] [--data NAME]\n"
-            "          [--csv FILE] [--steps-csv FILE] [--kernels FILE] [--bytes FILE] [--quick]\n"
-            "  --threads N       OpenMP threads (default: all cores)\n"
-            "  --batches a,b     batch sizes (default 64,256)\n"
-            "  --steps N         timed steps per engine per round (default 60)\n"
-            "  --rounds N        rounds; each engine's median is reported (default 5)\n"
-            "  --data NAME       the images (default fashion, else the committed sample)\n"
-            "  --csv FILE        seconds per epoch per engine (the training speed columns)\n"
-            "  --steps-csv FILE  per engine and batch: kernels, bytes, compile time\n"
-            "  --kernels FILE    each kernel of the compiled step, each pass of the eager one\n"
-            "  --bytes FILE      bytes per step by phase, eager and compiled\n"
-            "  --quick           a few steps, one round: proves it runs\n",
-            prog);
-}
-
-static int bad(const char *prog, const char *what, const char *value)
-{
-    fprintf(stderr, "error: %s, not '%s'\n", what, value ? value : "(missing)");
-    usage(stderr, prog);
-    return 2;
-}
-
 // listing: bench_parse
+// The flags, into o. Returns 0, 1 after --help, or 2 after printing the
+// problem.
 static int parse(int argc, char **argv, struct options *o)
 {
-    const char *prog = argv[0];
-    *o = (struct options){.batches = {64, 256}, .nbatches = 2, .steps = 60, .rounds = 5};
-    int steps_given = 0, rounds_given = 0;
+    *o = (struct options){.steps = 60, .rounds = 5};
+    struct flag_list batches = {0};
+    enum isa isa = ISA_COUNT;
+    struct flags f = {.about = "The compiled MLP (784-256-10, Adam) beside the eager tape in "
+                               "the same run: seconds per epoch, kernels and bytes per step, "
+                               "compile time cold and warm."};
+    struct flag threads = flag_threads(&o->threads);
+    threads.help = "OpenMP threads (default: all cores)";
+    flags_add(&f, threads);
+    flags_add(&f, flag_counts("--batches", "a,b", &batches, 1, 65536,
+                              "batch sizes (default 64,256)"));
+    flags_add(&f, flag_int("--steps", "N", &o->steps, 1, 100000,
+                           "timed steps per engine per round (default 60; 3 with --quick)"));
+    flags_add(&f, flag_int("--rounds", "N", &o->rounds, 1, MAX_ROUNDS,
+                           "rounds; each engine's median is reported (default 5; 1 with --quick)"));
+    struct flag data = flag_data(&o->data);
+    data.help = "the images (default fashion, else the committed sample)";
+    flags_add(&f, data);
+    flags_add(&f, flag_isa(&isa));
+    struct flag csv = flag_csv(&o->csv);
+    csv.help = "seconds per epoch per engine (the training speed columns)";
+    flags_add(&f, csv);
+    flags_add(&f, flag_output("--steps-csv", "FILE", &o->steps_csv,
+                              "per engine and batch: kernels, bytes, compile time"));
+    flags_add(&f, flag_output("--kernels", "FILE", &o->kernels_csv,
+                              "each kernel of the compiled step, each pass of the eager one"));
+    flags_add(&f, flag_output("--bytes", "FILE", &o->bytes_csv,
+                              "bytes per step by phase, eager and compiled"));
+    flags_add(&f, flag_quick(&o->quick));
+    int given_steps = 0, given_rounds = 0;
     for (int i = 1; i < argc; i++) {
-        const char *flag = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(flag, "--help") || !strcmp(flag, "-h")) {
-            usage(stdout, prog);
-            return 1;
-        }
-        if (!strcmp(flag, "--quick")) {
-            o->quick = 1;
-            continue;
-        }
-        i++;
-        if (!strcmp(flag, "--threads")) {
-            if (args_int(v, 1, 1024, &o->threads))
-                return bad(prog, "--threads wants a count in 1..1024", v);
-        } else if (!strcmp(flag, "--steps")) {
-            if (args_int(v, 1, 100000, &o->steps))
-                return bad(prog, "--steps wants a count in 1..100000", v);
-            steps_given = 1;
-        } else if (!strcmp(flag, "--rounds")) {
-            if (args_int(v, 1, MAX_ROUNDS, &o->rounds))
-                return bad(prog, "--rounds wants a count in 1..64", v);
-            rounds_given = 1;
-        } else if (!strcmp(flag, "--batches")) {
-            o->nbatches = 0;
-            for (const char *p = v; p && *p && o->nbatches < MAX_BATCHES;) {
-                char word[32];
-                size_t n = strcspn(p, ",");
-                snprintf(word, sizeof word, "%.*s", (int)(n < 31 ? n : 31), p);
-                if (args_int(word, 1, 65536, &o->batches[o->nbatches++]))
-                    return bad(prog, "--batches wants sizes such as 64,256", v);
-                p += n + (p[n] == ',');
-            }
-            if (o->nbatches == 0)
-                return bad(prog, "--batches wants sizes such as 64,256", v);
-        } else if (!strcmp(flag, "--data") || !strcmp(flag, "--csv") ||
-                   !strcmp(flag, "--steps-csv") || !strcmp(flag, "--kernels") ||
-                   !strcmp(flag, "--bytes")) {
-            if (!v || !*v)
-                return bad(prog, "a value is missing after", flag);
-            const char **to = !strcmp(flag, "--data") ? &o->data
-                              : !strcmp(flag, "--csv") ? &o->csv
-                              : !strcmp(flag, "--steps-csv") ? &o->steps_csv
-                              : !strcmp(flag, "--kernels") ? &o->kernels_csv : &o->bytes_csv;
-            *to = v;
-        } else {
-            return bad(prog, "unknown flag", flag);
-        }
+        given_steps |= !strcmp(argv[i], "--steps");
+        given_rounds |= !strcmp(argv[i], "--rounds");
     }
-    if (o->quick && !steps_given)
+    int rc = flags_parse(&f, argc, argv);
+    if (rc != 0)
+        return rc;
+    if (batches.n > MAX_BATCHES)
+        return flags_fail(&f, "--batches takes at most %d sizes", MAX_BATCHES);
+    o->nbatches = batches.n ? batches.n : 2;
+    for (int i = 0; i < o->nbatches; i++)
+        o->batches[i] = batches.n ? batches.v[i] : (i ? 256 : 64);
+    if (o->quick && !given_steps)
         o->steps = 3;
-    if (o->quick && !rounds_given)
+    if (o->quick && !given_rounds)
         o->rounds = 1;
     return 0;
 }
@@ -410,7 +380,7 @@ int main(int argc, char **argv)
     printf("784-256-10, Adam, on %s, %d thread%s: %d rounds of %d steps per engine, after %d "
            "of warm-up\n", ds.name, threads, threads == 1 ? "" : "s", o.rounds, o.steps,
            WARMUP_STEPS);
-    struct peak pk = peak_get(isa_best(), threads);
+    struct peak pk = peak_get(isa_active(), threads);
     double flops = 0.0;
     for (int l = 0; l < 2; l++)
         flops += (l == 0 ? 2.0 : 3.0) * 2.0 * sizes[l] * sizes[l + 1];

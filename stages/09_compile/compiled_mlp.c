@@ -93,10 +93,11 @@ int compiled_mlp_init(struct compiled_mlp *c, struct nn_model *m, int batch,
 {
     memset(c, 0, sizeof *c);
     c->model = m;
-    c->layers = m->nsizes - 1;
+    // An MLP's parameters are w1, b1, w2, b2, ...: wₗ is in×out, bₗ has out.
+    c->layers = m->nparams / 2;
     c->batch = batch;
-    c->pixels = m->sizes[0];
-    c->classes = m->sizes[m->nsizes - 1];
+    c->pixels = m->inputs;
+    c->classes = m->params[m->nparams - 1]->shape[0];
     c->opt = *o;
     c->g = lazy_graph_new();
     c->x_data = calloc((size_t)batch * (size_t)c->pixels, sizeof(float));

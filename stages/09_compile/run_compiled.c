@@ -6,143 +6,74 @@
 // instead (common/nn/train.c), for the comparison.
 //   run_compiled [--data NAME|DIR] [--layers 784,256,10] [--batch N] [--epochs N]
 //                [--optim sgd|adam] [--lr X] [--lr-decay none|cosine] [--wd X]
-//                [--seed N] [--threads N] [--gemm NAME] [--engine compiled|eager]
-//                [--no-fusion] [--panel BYTES] [--save FILE] [--csv FILE [--append]]
-//                [--report] [--dump-kernels] [--dot FILE]
+//                [--seed N] [--threads N] [--gemm NAME] [--isa NAME]
+//                [--engine compiled|eager] [--no-fusion] [--panel BYTES] [--save FILE]
+//                [--load FILE] [--csv FILE [--append]] [--report] [--dump-kernels] [--dot FILE]
+// (`run_compiled --help` says what each does.)
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "args.h"
 #include "checkpoint.h"
 #include "compiled_mlp.h"
+#include "flags.h"
+#include "gemm_backend.h"
 #include "progress.h"
 #include "train.h"
-#include "train_cli.h"
+#include "train_flags.h"
+#include "train_run.h"
 
 struct run {
-    struct train_options t;        // the recipe: the same fields as run_mlp's
+    struct train_options t;        // the recipe: the same fields and flags as run_mlp's
     const char *layers;
-    int eager, no_fusion, report, dump;
+    int engine, no_fusion, report, dump;
     long panel;
     const char *dot;
 };
 
-static void usage(FILE *f, const char *prog)
-{
-    fprintf(f,
-            "usage: %s [options]\n"
-            "  --data NAME      mnist, fashion, sample or a directory (default fashion)\n"
-            "  --layers L       the MLP's sizes (default 784,256,10)\n"
-            "  --batch N        images per step (default 64)\n"
-            "  --epochs N       passes over the training set (default 10; 0: compile only)\n"
-            "  --optim NAME     sgd (momentum 0.9) or adam (default adam)\n"
-            "  --lr X           learning rate (default 0.001 for adam, 0.05 for sgd)\n"
-            "  --lr-decay D     none or cosine (default none)\n"
-            "  --wd X           weight decay (default 0)\n"
-            "  --seed N         initial weights and shuffles (default 1)\n"
-            "  --threads N      OpenMP threads (default: all cores)\n"
-            "  --gemm NAME      the GEMM the matmul kernels call (default auto)\n"
-            "  --engine E       compiled (default) or eager: chapter 6's tape, the same recipe\n"
-            "  --no-fusion      one kernel per op (what fusion saves)\n"
-            "  --panel BYTES    a matmul kernel with an epilogue calls gemm() on panels of\n"
-            "                   rows of C of BYTES each (default 0: all of C at once)\n"
-            "  --save FILE      write the trained model (stage 07's format)\n"
-            "  --csv FILE       per-epoch rows; --append adds to FILE\n"
-            "  --report         each kernel: what it fuses, the bytes it moves\n"
-            "  --dump-kernels   print every generated kernel's C source\n"
-            "  --dot FILE       the first layer's graph, for Graphviz (dot -Tsvg FILE)\n",
-            prog);
-}
-
-static int bad(const char *prog, const char *what, const char *value)
-{
-    fprintf(stderr, "error: %s, not '%s'\n", what, value ? value : "(missing)");
-    usage(stderr, prog);
-    return 2;
-}
+enum { ENGINE_COMPILED, ENGINE_EAGER };
+static const char *const engine_names[] = {"compiled", "eager", NULL};
+static const char *const engine_about[] = {
+    "the step as one graph, compiled into a few kernels",
+    "chapter 6's tape, the same recipe, data and CSV rows", NULL};
 
 // listing: parse
-// The flags, into r. Returns 0, 1 after --help, or 2 after printing the
-// problem.
+// The flags, into r: run_mlp's (train_flags.c), then the compiler's own.
+// Returns 0, 1 after --help, or 2 after printing the problem.
 static int parse(int argc, char **argv, struct run *r)
 {
-    const char *prog = argv[0];
     *r = (struct run){.layers = "784,256,10"};
     struct train_options *t = &r->t;
-    *t = (struct train_options){.data = "fashion", .batch = 64, .epochs = 10, .seed = 1,
-                                .optim = OPTIM_ADAM, .lr = -1.0,
-                                .gemm = gemm_backend_find("auto")};
-    for (int i = 1; i < argc; i++) {
-        const char *flag = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int *on = !strcmp(flag, "--no-fusion") ? &r->no_fusion
-                  : !strcmp(flag, "--report") ? &r->report
-                  : !strcmp(flag, "--dump-kernels") ? &r->dump
-                  : !strcmp(flag, "--append") ? &t->append : NULL;
-        if (on) {
-            *on = 1;
-            continue;
-        }
-        if (!strcmp(flag, "--help") || !strcmp(flag, "-h")) {
-            usage(stdout, prog);
-            return 1;
-        }
-        i++;
-        if (!strcmp(flag, "--batch")) {
-            if (args_long(v, 1, 65536, &t->batch))
-                return bad(prog, "--batch wants a count in 1..65536", v);
-        } else if (!strcmp(flag, "--epochs")) {
-            if (args_long(v, 0, 100000, &t->epochs))
-                return bad(prog, "--epochs wants a count in 0..100000", v);
-        } else if (!strcmp(flag, "--seed")) {
-            if (args_long(v, 0, 1L << 62, &t->seed))
-                return bad(prog, "--seed wants a number of 0 or more", v);
-        } else if (!strcmp(flag, "--threads")) {
-            if (args_long(v, 1, 1024, &t->threads))
-                return bad(prog, "--threads wants a count in 1..1024", v);
-        } else if (!strcmp(flag, "--panel")) {
-            if (args_long(v, 0, 1L << 40, &r->panel))
-                return bad(prog, "--panel wants bytes (0: all of C)", v);
-        } else if (!strcmp(flag, "--lr")) {
-            if (args_double(v, 1e-12, 100.0, &t->lr))
-                return bad(prog, "--lr wants a number above 0", v);
-        } else if (!strcmp(flag, "--wd")) {
-            if (args_double(v, 0.0, 10.0, &t->wd))
-                return bad(prog, "--wd wants a number in 0..10", v);
-        } else if (!strcmp(flag, "--optim")) {
-            if (!v || optim_parse(v, &t->optim))
-                return bad(prog, "--optim wants sgd or adam", v);
-        } else if (!strcmp(flag, "--lr-decay")) {
-            if (!v || !args_in_list("none,cosine", v))
-                return bad(prog, "--lr-decay wants none or cosine", v);
-            t->cosine = !strcmp(v, "cosine");
-        } else if (!strcmp(flag, "--engine")) {
-            if (!v || !args_in_list("compiled,eager", v))
-                return bad(prog, "--engine wants compiled or eager", v);
-            r->eager = !strcmp(v, "eager");
-        } else if (!strcmp(flag, "--gemm")) {
-            if (!v || !(t->gemm = gemm_backend_find(v)))
-                return bad(prog, "--gemm wants a backend (naive, ..., auto, openblas)", v);
-        } else if (!strcmp(flag, "--data") || !strcmp(flag, "--layers") ||
-                   !strcmp(flag, "--save") || !strcmp(flag, "--csv") || !strcmp(flag, "--dot")) {
-            if (!v || !*v)
-                return bad(prog, "a value is missing after", flag);
-            const char **to = !strcmp(flag, "--data") ? &t->data
-                              : !strcmp(flag, "--layers") ? &r->layers
-                              : !strcmp(flag, "--save") ? &t->save
-                              : !strcmp(flag, "--csv") ? &t->csv : &r->dot;
-            *to = v;
-        } else {
-            return bad(prog, "unknown flag", flag);
-        }
-    }
-    if (t->lr < 0)
-        t->lr = t->optim == OPTIM_ADAM ? 1e-3 : 0.05;
-    if (t->append && !t->csv)
-        return bad(prog, "--append adds to the file of --csv, which is missing", "--append");
-    if (r->eager && t->epochs == 0)
-        return bad(prog, "--engine eager wants 1 epoch or more", "0");
+    train_options_init(t, 64, 10);
+    struct flags f = {.about = "Trains an MLP through the compiler of common/lazy/: the whole "
+                               "step is one graph, compiled once into a few kernels."};
+    train_flags_add(&f, t);
+    flags_add(&f, flag_text("--layers", "L", &r->layers, "the MLP's sizes, input to classes"));
+    flags_add(&f, flag_choice("--engine", "E", &r->engine, engine_names, engine_about,
+                              "which engine trains"));
+    flags_add(&f, flag_switch("--no-fusion", &r->no_fusion, "one kernel per op (what fusion saves)"));
+    flags_add(&f, flag_long("--panel", "BYTES", &r->panel, 0, 1e12,
+                            "a matmul kernel calls gemm() on panels of rows of C of BYTES "
+                            "each, each followed by its epilogue (0: all of C at once)"));
+    flags_add(&f, flag_switch("--report", &r->report,
+                              "each kernel: what it fuses, the bytes it moves"));
+    flags_add(&f, flag_switch("--dump-kernels", &r->dump,
+                              "print every generated kernel's C source"));
+    flags_add(&f, flag_output("--dot", "FILE", &r->dot,
+                              "the first layer's graph, for Graphviz (dot -Tsvg FILE)"));
+    int rc = flags_parse(&f, argc, argv);
+    if (rc != 0)
+        return rc;
+    char err[256];
+    if (train_options_check(t, err, sizeof err) != 0)
+        return flags_fail(&f, "%s", err);
+    if (r->engine == ENGINE_EAGER && t->epochs == 0)
+        return flags_fail(&f, "--engine eager wants 1 epoch or more");
+    int sizes[NN_MAX_LAYERS + 1];
+    if (nn_parse_sizes(r->layers, sizes, NN_MAX_LAYERS + 1) < 2)
+        return flags_fail(&f, "--layers wants 2 to %d sizes such as 784,256,10, not '%s'",
+                          NN_MAX_LAYERS + 1, r->layers);
     return 0;
 }
 // end listing
@@ -186,8 +117,10 @@ static int run_compiled(const struct run *r, const char *name)
     FILE *csv = NULL;
     int *order = malloc(sizeof *order * (size_t)(ds.train.count > 0 ? ds.train.count : 1));
     struct optim_config oc = optim_defaults(o->optim, (float)o->lr, (float)o->wd);
-    struct lazy_options lo = {.gemm = o->gemm, .no_fusion = r->no_fusion, .panel_bytes = r->panel};
+    struct lazy_options lo = {.gemm = train_options_tape(o).gemm, .no_fusion = r->no_fusion,
+                              .panel_bytes = r->panel};
     if (!order || build_mlp(&m, &ds, o, r->layers, err, sizeof err) != 0 ||
+        (o->load && checkpoint_load(o->load, &m, err, sizeof err) != 0) ||
         compiled_mlp_init(&c, &m, (int)o->batch, &oc, &lo, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", order ? err : "out of memory");
         goto out;
@@ -275,10 +208,10 @@ int main(int argc, char **argv)
     if (status)
         return status == 1 ? 0 : status;
     if (r.t.threads > 0)
-        omp_set_num_threads((int)r.t.threads);
+        omp_set_num_threads(r.t.threads);
     char name[128];
     model_name(r.layers, name, sizeof name);
-    if (r.eager) {
+    if (r.engine == ENGINE_EAGER) {
         // Stage 07's run, on the tape: the same recipe, data and CSV rows,
         // with "eager" in the backend column.
         struct train_model tm = {.stage = "stage-09", .name = name, .backend = "eager",
