@@ -73,7 +73,7 @@ static int eager_passes(const int *s, int nsizes, long b, struct pass *p)
     for (int l = 0; l < layers; l++) {
         long in = s[l], out = s[l + 1];
         n = add(p, n, "linear: bias rows", l + 1, out, b * out);
-        n = add(p, n, "linear: GEMM, beta 1", l + 1, b * in + in * out + b * out, b * out);
+        n = add(p, n, "linear: GEMM with beta 1", l + 1, b * in + in * out + b * out, b * out);
         if (l + 1 < layers)
             n = add(p, n, "relu", l + 1, b * out, b * out);
     }
