@@ -464,7 +464,7 @@ static void expect_fd(struct lazy_graph *g, struct lazy_node *f, struct buf **in
     free(wgt.data);
 }
 
-Test(task_9_3, product_exp_and_max_by_finite_differences)
+Test(lazy_grad, product_exp_and_max_by_finite_differences)
 {
     struct lazy_graph *g = lazy_graph_new();
     struct buf x, y;

@@ -51,20 +51,13 @@ static int backward(struct adjoints *ad, struct lazy_node *y, struct lazy_node *
     case LAZY_ADD:                          // ∂(a + b) = da + db
         return accumulate(ad, a, dy) || accumulate(ad, b, dy);
     case LAZY_MUL:                          // ∂(a·b) = b·da + a·db
-        // BEGIN SOLUTION task 9.3: the product rule, as two new nodes
         return accumulate(ad, a, lazy_mul(g, dy, b)) || accumulate(ad, b, lazy_mul(g, dy, a));
-        // stub: (void)g; (void)a; (void)b;
-        // stub: return 0;
-        // END SOLUTION
     case LAZY_NEG:
         return accumulate(ad, a, lazy_neg(g, dy));
     case LAZY_RECIP:                        // d(1/a) = −da/a² = −y²·da
         return accumulate(ad, a, lazy_neg(g, lazy_mul(g, dy, lazy_mul(g, y, y))));
     case LAZY_EXP:                          // d(eᵃ) = eᵃ·da = y·da
-        // BEGIN SOLUTION task 9.3: exp's backward reuses y
         return accumulate(ad, a, lazy_mul(g, dy, y));
-        // stub: return 0;
-        // END SOLUTION
     case LAZY_LOG:                          // d(ln a) = da/a
         return accumulate(ad, a, lazy_div(g, dy, a));
     case LAZY_SQRT:                         // d(√a) = da/(2√a) = da/(2y)
@@ -74,14 +67,11 @@ static int backward(struct adjoints *ad, struct lazy_node *y, struct lazy_node *
         // elsewhere (ties go to b, so ReLU's slope at 0 is 0, as PyTorch's).
         // Written with y, not a: a ReLU's input need not be kept for its
         // backward, only its output.
-        // BEGIN SOLUTION task 9.3: max's backward: dy·[y > b] to a, the rest to b
         {
             struct lazy_node *mask = lazy_cmpgt(g, y, b);
             return accumulate(ad, a, lazy_mul(g, dy, mask)) ||
                    accumulate(ad, b, lazy_sub(g, dy, lazy_mul(g, dy, mask)));
         }
-        // stub: return 0;
-        // END SOLUTION
     case LAZY_CMPGT:                        // a step: no gradient
     case LAZY_DETACH:
         return 0;
