@@ -74,7 +74,9 @@ reference: build
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-08 compare
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-08 decay
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-08 profile
-	rm -f $(BUILD)/results/stage-07-quick-train.csv $(BUILD)/results/stage-08-quick-train.csv
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-09 run
+	rm -f $(BUILD)/results/stage-07-quick-train.csv $(BUILD)/results/stage-08-quick-train.csv \
+	  $(BUILD)/results/stage-09-quick-train.csv
 	cp $(BUILD)/results/stage-*.csv plots/data/
 	@echo "reference results copied to plots/data/"
 
@@ -161,6 +163,10 @@ help:
 	@echo "                       its best; decay: at a constant learning rate; profile:"
 	@echo "                       PyTorch's step op by op, in its fastest arrangement;"
 	@echo "                       CONV=auto|im2col|direct (make stage-08 help: all)"
+	@echo "  make stage-09 run    train the MLP through the compiler (common/lazy/): the step"
+	@echo "                       as a graph, fused, written as C and compiled; stage-09 bench:"
+	@echo "                       beside the eager tape; kernels: print every generated kernel"
+	@echo "                       (make stage-09 help: all)"
 	@echo "  make bench [FULL=1]  every stage's benchmark (FULL=1: the long size sweep)"
 	@echo "  make plots           GFLOPS plots from your results, else the reference ones"
 	@echo "  make book            build/book/book.html, book.epub, book.pdf"
@@ -183,9 +189,10 @@ help:
 	@echo "  ISA=scalar|avx2|avx512|neon   every kernel family of every stage runs it"
 	@echo "  THREADS=N  REPS=R  QUICK=1  FULL=1  TASK=N.M (tests)  CC=clang"
 	@echo "  GEMM benches (01-05): SIZES=256,512  SHAPES=128x10x256,...  KERNELS=a,b (rows)"
-	@echo "  training stages (06-08): GEMM=auto|openblas|... (the backend of every matmul;"
+	@echo "  training stages (06-09): GEMM=auto|openblas|... (the backend of every matmul;"
 	@echo "                   a list for the benches)  EPOCHS=N  DATA_DIR=DIR"
 	@echo "  stage 08: CONV=auto|im2col|direct (a list for the bench)"
+	@echo "  stage 09: LAZY_CACHE=DIR (the generated kernels' cache, default build/lazy-cache)"
 	@echo
 	@echo "OpenBLAS's best path on machines that set OPENBLAS_CORETYPE:"
 	@echo "  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE make stage-05 bench"

@@ -113,6 +113,15 @@ $(BOOK_PLOT_STAMP): _book_force
 	  touch "$$out.stamp"; echo "plots: $$out*.{svg,png} <- stage-08 results"; changed=1; \
 	}; \
 	cnn || exit 1; \
+	compiled() { \
+	  srcs=$$(ls $(BOOK_RESULTS)/stage-09*.csv plots/data/stage-09*.csv 2>/dev/null); \
+	  [ -n "$$srcs" ] || return 0; \
+	  out=$(BOOK_PLOT_DIR)/stage-09; \
+	  if [ -f "$$out.stamp" ] && [ -z "$$(find $$srcs tools/compile-plot.sh tools/train-plot.sh -newer $$out.stamp)" ]; then return 0; fi; \
+	  tools/compile-plot.sh $(BOOK_RESULTS)/stage-09.csv "$$out" >/dev/null || return 1; \
+	  touch "$$out.stamp"; echo "plots: $$out*.{svg,png} <- stage-09 results"; changed=1; \
+	}; \
+	compiled || exit 1; \
 	for ref in $(BOOK_GEMM_CSVS); do \
 	  s=$$(basename "$$ref" .csv); mine=$(BOOK_RESULTS)/$$s.csv; \
 	  if [ -f "$$mine" ]; then \
