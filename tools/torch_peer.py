@@ -425,9 +425,10 @@ def profile_steps(torch, a, name, dname, backend, run):
                 f"# batch: {a.batch}\n# steps: {a.profile_steps}\n"
                 f"# step_seconds_profiled: {wall:.6f}\n")
         f.write("framework,op,seconds_per_step,seconds_per_epoch,share\n")
+        # share: a fraction of 1, as in every results file (the book shows percent)
         for op, secs in top:
             f.write(f"pytorch,{op.replace(',', ';')},{secs:.6f},{secs * steps_per_epoch:.4f},"
-                    f"{100 * secs / total if total else 0:.1f}\n")
+                    f"{secs / total if total else 0:.4f}\n")
     print(f"{name} ({backend}): {a.profile_steps} steps profiled, {wall * steps_per_epoch:.2f} s "
           f"per epoch under the profiler; ops: {a.profile}")
     return 0
