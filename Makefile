@@ -70,6 +70,7 @@ reference: build
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-05 run
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-07 run
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-07 compare
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-07 profile
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-08 run
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-08 compare
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-08 decay
@@ -156,8 +157,9 @@ help:
 	@echo "                       stage 04 adds staircase (the GEMM one step at a time)"
 	@echo "  make stage-07 run    train the MLP on Fashion-MNIST (EPOCHS=10), and on MNIST"
 	@echo "                       digits when present; stage-07 compare: against PyTorch at"
-	@echo "                       its best, ROUNDS=3 rounds of EPOCHS=3 epochs (make stage-07"
-	@echo "                       help lists its targets and knobs)"
+	@echo "                       its best, ROUNDS=3 rounds of EPOCHS=3 epochs; profile:"
+	@echo "                       PyTorch's step op by op, in its fastest arrangement (make"
+	@echo "                       stage-07 help lists its targets and knobs)"
 	@echo "  make stage-08 run    train the CNN on Fashion-MNIST (EPOCHS=15), and on MNIST"
 	@echo "                       digits when present; stage-08 compare: against PyTorch at"
 	@echo "                       its best; decay: at a constant learning rate; profile:"
