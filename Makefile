@@ -91,7 +91,7 @@ test: test-deps
 	@$(MAKE) --no-print-directory MODE=test test-build
 	@tools/check-layers.sh $(BUILD)/obj/$(notdir $(CC))-test/common/gemm
 	@$(MAKE) --no-print-directory test-neon
-	@PEAK_CACHE= LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
+	@PEAK_CACHE= GEMM_STRASSEN_RULE= LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
 	  $(TEST_ALL) $(if $(TASK),--filter 'task_$(subst .,_,$(TASK))/*')
 
 test-build: $(TEST_ALL)

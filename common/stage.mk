@@ -23,6 +23,9 @@ TEST_SRC := $(ROOT)/tests/test_$(STAGE_NAME).c
 TEST_BIN := $(BIN)/test-$(notdir $(CC))
 
 export PEAK_CACHE := $(abspath $(BUILD))/peak.csv
+# Where gemm() may use Strassen's algorithm on this machine, as the Strassen
+# study (`make stage-05 strassen`) measured it; without the file, nowhere.
+export GEMM_STRASSEN_RULE := $(abspath $(BUILD))/strassen-rule.txt
 
 # The knobs of design.md, turned into driver flags.
 # BENCH_KNOBS are those that do not choose the sizes, for runs with shapes of
@@ -76,7 +79,7 @@ plot:
 test:
 	@$(ROOT)/tools/deps.sh test quiet
 	$(MAKE) --no-print-directory MODE=test test-build
-	LSAN_OPTIONS=suppressions=$(abspath $(ROOT)/tests/lsan.supp):print_suppressions=0 \
+	GEMM_STRASSEN_RULE= LSAN_OPTIONS=suppressions=$(abspath $(ROOT)/tests/lsan.supp):print_suppressions=0 \
 	  $(TEST_BIN) $(if $(TASK),--filter 'task_$(subst .,_,$(TASK))/*')
 
 test-build: $(TEST_BIN)
