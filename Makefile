@@ -87,14 +87,21 @@ TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_OBJS := $(patsubst %.c,$(BUILD)/obj/$(notdir $(CC))-test/all/%.o,$(TEST_STAGE_SRCS) $(TEST_SRCS))
 TEST_ALL := $(BUILD)/test-all-$(notdir $(CC))
 
+# The training drivers too, built the same way: the tests of stages 07 and
+# 08 run them on a small set they write (TEST_DRIVERS tells them where).
+TEST_DRIVER_DIR := $(BUILD)/test-drivers-$(notdir $(CC))
+TEST_DRIVERS := $(TEST_DRIVER_DIR)/run_mlp $(TEST_DRIVER_DIR)/run_cnn
+
 test: test-deps
 	@$(MAKE) --no-print-directory MODE=test test-build
 	@tools/check-layers.sh $(BUILD)/obj/$(notdir $(CC))-test/common/gemm
+	@tools/check-folders.sh
 	@$(MAKE) --no-print-directory test-neon
 	@PEAK_CACHE= GEMM_STRASSEN_RULE= LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
+	  TEST_DRIVERS=$(abspath $(TEST_DRIVER_DIR)) \
 	  $(TEST_ALL) $(if $(TASK),--filter 'task_$(subst .,_,$(TASK))/*')
 
-test-build: $(TEST_ALL)
+test-build: $(TEST_ALL) $(TEST_DRIVERS)
 
 $(BUILD)/obj/$(notdir $(CC))-$(MODE)/all/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
@@ -102,6 +109,12 @@ $(BUILD)/obj/$(notdir $(CC))-$(MODE)/all/%.o: %.c $(FLAGS_STAMP)
 
 $(TEST_ALL): $(TEST_OBJS) $(COMMON_OBJS)
 	$(CC) $(LDFLAGS) $^ -lcriterion $(LDLIBS) -o $@
+
+$(TEST_DRIVER_DIR)/run_mlp: $(BUILD)/obj/$(notdir $(CC))-test/all/stages/07_mlp/run_mlp.o
+$(TEST_DRIVER_DIR)/run_cnn: $(BUILD)/obj/$(notdir $(CC))-test/all/stages/08_conv/run_cnn.o
+$(TEST_DRIVERS): $(COMMON_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 -include $(wildcard $(BUILD)/obj/*/all/*/*.d $(BUILD)/obj/*/all/*/*/*.d)
 
@@ -138,12 +151,14 @@ help:
 	@echo "                       e.g. make stage-01 bench, make stage-01 test TASK=1.2;"
 	@echo "                       stage 04 adds staircase (the GEMM one step at a time)"
 	@echo "  make stage-07 run    train the MLP on Fashion-MNIST (EPOCHS=10), and on MNIST"
-	@echo "                       digits when present; stage-07 compare: the same in PyTorch"
-	@echo "                       (make stage-07 help lists its targets and knobs)"
+	@echo "                       digits when present; stage-07 compare: against PyTorch at"
+	@echo "                       its best, ROUNDS=3 rounds of EPOCHS=3 epochs (make stage-07"
+	@echo "                       help lists its targets and knobs)"
 	@echo "  make stage-08 run    train the CNN on Fashion-MNIST (EPOCHS=15), and on MNIST"
-	@echo "                       digits when present; stage-08 compare: the same in PyTorch;"
-	@echo "                       decay: at a constant learning rate; profile: PyTorch's step"
-	@echo "                       op by op; CONV=auto|im2col|direct (make stage-08 help: all)"
+	@echo "                       digits when present; stage-08 compare: against PyTorch at"
+	@echo "                       its best; decay: at a constant learning rate; profile:"
+	@echo "                       PyTorch's step op by op, in its fastest arrangement;"
+	@echo "                       CONV=auto|im2col|direct (make stage-08 help: all)"
 	@echo "  make bench [FULL=1]  every stage's benchmark (FULL=1: the long size sweep)"
 	@echo "  make plots           GFLOPS plots from your results, else the reference ones"
 	@echo "  make book            build/book/book.html, book.epub, book.pdf"
@@ -156,11 +171,13 @@ help:
 	@echo "  make reference       measure the book's reference results into plots/data/"
 	@echo "  make clean           remove build/"
 	@echo
-	@echo "knobs (passed to the bench drivers):"
-	@echo "  THREADS=N  SIZES=256,512  SHAPES=128x10x256,...  REPS=R  ISA=scalar|avx2|avx512|neon"
-	@echo "  KERNELS=a,b  QUICK=1  FULL=1  TASK=N.M (tests)  CC=clang"
-	@echo "  training stages: EPOCHS=N  BACKEND=auto|openblas|...  CONV=auto|im2col|direct"
-	@echo "                   DATA_DIR=DIR"
+	@echo "knobs (the same flags reach every program: PROGRAM --help lists them):"
+	@echo "  ISA=scalar|avx2|avx512|neon   every kernel family of every stage runs it"
+	@echo "  THREADS=N  REPS=R  QUICK=1  FULL=1  TASK=N.M (tests)  CC=clang"
+	@echo "  GEMM benches (01-05): SIZES=256,512  SHAPES=128x10x256,...  KERNELS=a,b (rows)"
+	@echo "  training stages (06-08): GEMM=auto|openblas|... (the backend of every matmul;"
+	@echo "                   a list for the benches)  EPOCHS=N  DATA_DIR=DIR"
+	@echo "  stage 08: CONV=auto|im2col|direct (a list for the bench)"
 	@echo
 	@echo "OpenBLAS's best path on machines that set OPENBLAS_CORETYPE:"
 	@echo "  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE make stage-05 bench"

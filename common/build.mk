@@ -17,7 +17,7 @@ ARCH := $(shell $(CC) -dumpmachine 2>/dev/null | cut -d- -f1)
 # assume it returns int, and a pointer returned through it is cut in half.
 WARN := -Wall -Wextra -Wpedantic -Werror=implicit-function-declaration -Werror=int-conversion $(if $(WERROR),-Werror)
 
-# common/ is grouped by layer (harness/, loops/, gemm/, ...); every group's
+# common/ is grouped by layer (base/, loops/, gemm/, ...); every group's
 # headers are on the include path.
 COMMON_DIRS := $(patsubst %/,%,$(sort $(dir $(wildcard $(ROOT)/common/*/*.[ch]))))
 
@@ -63,7 +63,7 @@ COMMON_SRCS := $(wildcard $(ROOT)/common/*/*.c)
 COMMON_OBJS := $(patsubst $(ROOT)/common/%.c,$(OBJ)/common/%.o,$(COMMON_SRCS))
 
 # The CSV header records how the code was compiled.
-$(OBJ)/common/harness/bench.o: OBJ_DEF = -DBENCH_CFLAGS='"$(CFLAGS_MODE) $(OPT)"'
+$(OBJ)/common/base/machine.o: OBJ_DEF = -DMACHINE_CFLAGS='"$(CFLAGS_MODE) $(OPT)"'
 # The dataset loader finds datasets/ and build/datasets/ from any directory.
 $(OBJ)/common/data/dataset.o: OBJ_DEF = -DDATASET_ROOT='"$(abspath $(ROOT))"'
 

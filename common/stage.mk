@@ -4,6 +4,7 @@
 #   STAGE     the two-digit stage number
 #   SRCS      the stage's library sources (what its tests exercise)
 #   DRIVERS   its programs, one bench_*.c or run_*.c each (bench_X.c → X... see below)
+#   TESTED_DRIVERS  those of them its tests run (built like the tests)
 #   GRADE_KERNELS  the kernels whose speed `make grade` scores
 #   GRADE_BUILD    the one build they are scored in, in words (the grade
 #                  report and the kit README print it); bench-run sees
@@ -27,14 +28,26 @@ export PEAK_CACHE := $(abspath $(BUILD))/peak.csv
 # study (`make stage-05 strassen`) measured it; without the file, nowhere.
 export GEMM_STRASSEN_RULE := $(abspath $(BUILD))/strassen-rule.txt
 
-# The knobs of design.md, turned into driver flags.
+# The knobs of common/README.md, turned into driver flags. Every program takes
+# --isa (ISA=) and --threads (THREADS=); the GEMM benchmarks of stages 01-05
+# take KERNELS= for their rows; the training stages take GEMM= (the backend
+# of every matmul) and stage 08 CONV= (the convolution path).
 # BENCH_KNOBS are those that do not choose the sizes, for runs with shapes of
 # their own (stage 05's network shapes).
-BENCH_KNOBS = $(if $(REPS),--reps $(REPS)) $(if $(ISA),--isa $(ISA)) \
+ISA_KNOB = $(if $(ISA),--isa $(ISA))
+BENCH_KNOBS = $(if $(REPS),--reps $(REPS)) $(ISA_KNOB) \
   $(if $(KERNELS),--kernels $(KERNELS))
 BENCH_ARGS = $(if $(THREADS),--threads $(THREADS)) $(if $(SIZES),--sizes $(SIZES)) \
   $(if $(SHAPES),--shapes $(SHAPES)) $(BENCH_KNOBS) $(if $(QUICK),--quick) \
   $(if $(FULL),$(if $(SIZES)$(SHAPES),,--sizes $(FULL_SIZES)))
+
+# BACKEND= was the training stages' name for GEMM=: still taken, with a note.
+ifdef BACKEND
+  ifndef GEMM
+    $(info note: BACKEND= is now GEMM=; using GEMM=$(BACKEND))
+    GEMM := $(BACKEND)
+  endif
+endif
 
 .PHONY: build programs bench test run plot assignment grade clean test-build
 .DEFAULT_GOAL := build
@@ -76,13 +89,22 @@ plot:
 	  echo "plotting $$src"; $(PLOT_TOOL) $$src $(BUILD)/plots/stage-$(STAGE)
 
 # Tests build in MODE=test (sanitizers, -Werror) with their own objects.
+# The drivers a stage names in TESTED_DRIVERS (run_mlp.c) are built the same
+# way for the tests that run them, which find them through TEST_DRIVERS.
+TEST_DRIVER_DIR := $(BIN)/test-drivers-$(notdir $(CC))
+TEST_DRIVERS := $(patsubst %.c,$(TEST_DRIVER_DIR)/%,$(TESTED_DRIVERS))
 test:
 	@$(ROOT)/tools/deps.sh test quiet
 	$(MAKE) --no-print-directory MODE=test test-build
 	GEMM_STRASSEN_RULE= LSAN_OPTIONS=suppressions=$(abspath $(ROOT)/tests/lsan.supp):print_suppressions=0 \
+	  TEST_DRIVERS=$(abspath $(TEST_DRIVER_DIR)) \
 	  $(TEST_BIN) $(if $(TASK),--filter 'task_$(subst .,_,$(TASK))/*')
 
-test-build: $(TEST_BIN)
+test-build: $(TEST_BIN) $(TEST_DRIVERS)
+
+$(TEST_DRIVERS): $(TEST_DRIVER_DIR)/%: $(SOBJ)/%.o $(STAGE_OBJS) $(COMMON_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(OBJ)/tests/%.o: $(ROOT)/tests/%.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)

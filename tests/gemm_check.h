@@ -96,10 +96,11 @@ static void small_grid(gemm_fn *fn, const char *name)
             At[j * LD + i] = A[i * LD + j];
             Bt[j * LD + i] = B[i * LD + j];
         }
-    gemm_set_best_isa();
-    enum isa best = gemm_get_isa();
+    isa_force(isa_best());
+    gemm_reset_kernels();
+    enum isa best = isa_active();
     for (size_t s = 0; s < sizeof isas / sizeof isas[0]; s++) {
-        if (gemm_set_isa(isas[s]) != 0)
+        if (isa_force(isas[s]) != 0)
             continue;
         // The ISA this machine runs gets all 24 combinations at every shape;
         // the others one combination per shape, in turn, so each combination
@@ -157,7 +158,8 @@ static void small_grid(gemm_fn *fn, const char *name)
         cr_log_info("%s on %s: %ld calls (%s), worst error %.3f of the bound", name,
                     isa_name(isas[s]), calls, full ? "every combination" : "rotating", worst);
     }
-    gemm_set_best_isa();
+    isa_force(isa_best());
+    gemm_reset_kernels();
     mat_free(A);
     mat_free(At);
     mat_free(B);
@@ -170,8 +172,8 @@ static void small_grid(gemm_fn *fn, const char *name)
 
 // Cuts mc, kc and nc to a few slivers, 37 and two micro-panels, so that
 // shapes of a few hundred still cross every block edge of the five loops
-// (the blocking derived from the caches is larger than them), until the
-// next gemm_set_isa().
+// (the blocking derived from the caches is larger than them), until
+// gemm_reset_kernels().
 static void use_small_blocks(void)
 {
     struct gemm_blocking b = gemm_current_blocking();
@@ -188,7 +190,7 @@ static void random_shapes(gemm_fn *fn, const char *name, int count, int largest,
     struct operands o = operands_new(largest + 8);
     unsigned seed = 7;
     for (size_t s = 0; s < sizeof isas / sizeof isas[0]; s++) {
-        if (gemm_set_isa(isas[s]) != 0)
+        if (isa_force(isas[s]) != 0)
             continue;
         if (small_blocks)
             use_small_blocks();
@@ -205,7 +207,8 @@ static void random_shapes(gemm_fn *fn, const char *name, int count, int largest,
                     name, isa_name(isas[s]), count, largest,
                     small_blocks ? " in small blocks" : "", worst);
     }
-    gemm_set_best_isa();
+    isa_force(isa_best());
+    gemm_reset_kernels();
     operands_free(&o);
 }
 

@@ -124,19 +124,21 @@ Test(task_4_3, packed_random_shapes_to_600, .timeout = 900)
 Test(stage_04, an_isa_the_cpu_lacks_is_refused)
 {
     for (size_t s = 0; s < sizeof isas / sizeof isas[0]; s++) {
-        enum isa before = gemm_get_isa();
-        int rc = gemm_set_isa(isas[s]);
+        enum isa before = isa_active();
+        int rc = isa_force(isas[s]);
         if (rc != 0)
-            cr_assert_eq(gemm_get_isa(), before, "a refused ISA must change nothing");
+            cr_assert_eq(isa_active(), before, "a refused ISA must change nothing");
     }
-    cr_assert_eq(gemm_set_isa(ISA_SCALAR), 0, "scalar runs everywhere");
-    gemm_set_best_isa();
+    cr_assert_eq(isa_force(ISA_SCALAR), 0, "scalar runs everywhere");
+    isa_force(isa_best());
+    gemm_reset_kernels();
 }
 
 
 Test(stage_04, a_blocking_that_does_not_fit_the_kernel_is_refused)
 {
-    gemm_set_best_isa();
+    isa_force(isa_best());
+    gemm_reset_kernels();
     struct gemm_blocking good = gemm_current_blocking();
     struct gemm_blocking bad = good;
     bad.mr = good.mr + 1;
@@ -175,14 +177,14 @@ static void check_step(bench_matmul_fn fn, const char *name)
     static const int sizes[] = {1, 3, 7, 17, 65, 127};
     enum { NSIZES = sizeof sizes / sizeof sizes[0] };
     for (size_t s = 0; s < sizeof isas / sizeof isas[0]; s++) {
-        if (gemm_set_isa(isas[s]) != 0)
+        if (isa_force(isas[s]) != 0)
             continue; // this CPU cannot run it
         struct gemm_blocking library = gemm_current_blocking(), small = library;
         small.mc = 2 * library.mr;
         small.kc = 5;
         small.nc = 3 * library.nr;
         for (int b = 0; b < 2; b++) {
-            gemm_set_isa(isas[s]);
+            isa_force(isas[s]);
             if (b == 1)
                 cr_assert_eq(gemm_set_blocking(small), 0);
             int pad = 0;
@@ -207,7 +209,8 @@ static void check_step(bench_matmul_fn fn, const char *name)
             }
         }
     }
-    gemm_set_best_isa();
+    isa_force(isa_best());
+    gemm_reset_kernels();
 }
 
 Test(stage_04, staircase_step1_blocked, .timeout = 900)
@@ -227,7 +230,8 @@ Test(task_4_3, staircase_step3_simd_no_prefetch, .timeout = 900)
 
 Test(stage_04, a_null_microkernel_is_refused)
 {
-    gemm_set_best_isa();
+    isa_force(isa_best());
+    gemm_reset_kernels();
     gemm_microkernel *before = gemm_current_kernel()->run;
     cr_assert_eq(gemm_set_microkernel(NULL), -1);
     cr_assert(gemm_current_kernel()->run == before, "a refused kernel must change nothing");

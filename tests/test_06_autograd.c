@@ -644,7 +644,7 @@ Test(stage_06, no_grad_records_and_allocates_nothing_for_gradients)
 Test(stage_06, no_heap_allocation_after_the_first_step)
 {
     struct mlp m = mlp_new(784, 256, 10);
-    struct tape *t = tape_new(gemm_backend_find("auto"));
+    struct tape *t = tape_new(NULL);
     int labels[64];
     for (int i = 0; i < 64; i++)
         labels[i] = i % 10;
@@ -710,7 +710,9 @@ Test(stage_06, every_backend_gives_the_same_gradients, .timeout = 300)
         labels[i] = (i * 5) % 3;
     float want[65 * 17], want_w2[17 * 3];
     for (int b = 0; b < count; b++) {
-        struct tape *t = tape_new(&all[b]);
+        struct tape_config c = tape_config_default();
+        c.gemm = &all[b];
+        struct tape *t = tape_new(&c);
         tensor_zero_grad(m.w1);
         tensor_zero_grad(m.w2);
         struct tensor *loss = mlp_loss(t, &m, step_tensor(t, 33, 65), labels);
@@ -749,9 +751,7 @@ static void vec_same_bits(enum isa isa)
         mat_fill_random(b, 1, 70, 70, 100 + n);
         a[n / 2] = NAN;
         a[n / 3] = -0.0f;
-        cr_assert_eq(vec_set_isa(isa), 0);
-        const struct vec_kernels *v = vec_current();
-        cr_assert_eq(v->isa, isa);
+        cr_assert_eq(vec_kernels(isa)->isa, isa);
         struct {
             const char *name;
             int which;
@@ -760,8 +760,7 @@ static void vec_same_bits(enum isa isa)
             for (int pass = 0; pass < 2; pass++) {
                 float *out = pass ? got : want;
                 memcpy(out, b, sizeof b);
-                vec_set_isa(pass ? isa : ISA_SCALAR);
-                const struct vec_kernels *k = vec_current();
+                const struct vec_kernels *k = vec_kernels(pass ? isa : ISA_SCALAR);
                 switch (ops[o].which) {
                 case 0: k->add(n, out, a, b); break;
                 case 1: k->add_to(n, out, a); break;
@@ -773,7 +772,6 @@ static void vec_same_bits(enum isa isa)
                       isa_name(isa), ops[o].name, n);
         }
     }
-    vec_set_isa(isa_best());
 }
 
 Test(stage_06, vec_avx2_same_bits_as_scalar) { vec_same_bits(ISA_AVX2); }

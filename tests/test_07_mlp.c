@@ -3,7 +3,7 @@
 // against PyTorch (tests/golden/, written by tools/torch_golden_07.py) and
 // every vector update loop against the scalar one, bit for bit; the MLP's
 // initialisation and sizes; checkpoints that round-trip and refuse every
-// damaged or mismatched file.
+// damaged or mismatched file; run_mlp on a set of a reader's own.
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <math.h>
@@ -24,9 +24,11 @@
 #include "nn.h"
 #include "ops.h"
 #include "optim.h"
+#include "own_data.h"
 #include "tape.h"
 #include "train.h"
-#include "train_cli.h"
+#include "train_flags.h"
+#include "train_run.h"
 
 // ---------------------------------------------------------------------------
 // op_linear by finite differences.
@@ -94,7 +96,9 @@ static void check_linear(const struct gemm_backend *backend, int b, int in, int 
     memcpy(x->data, xf, sizeof(float) * (size_t)nx);
     memcpy(w->data, wf, sizeof(float) * (size_t)nw);
     memcpy(bias->data, bf, sizeof(float) * (size_t)out);
-    struct tape *t = tape_new(backend);
+    struct tape_config config = tape_config_default();
+    config.gemm = backend;
+    struct tape *t = tape_new(&config);
     struct tensor *y = op_linear(t, x, w, bias);
     cr_assert_not_null(y, "%s", tape_error(t));
     cr_assert_eq(tape_node_count(t), 1, "linear must be one node, not %d", tape_node_count(t));
@@ -102,7 +106,7 @@ static void check_linear(const struct gemm_backend *backend, int b, int in, int 
     struct tensor *loss = op_sum(t, op_mul(t, y, dy));
     cr_assert_eq(tape_backward(t, loss), 0, "%s", tape_error(t));
 
-    struct linear_case c = {tape_backend(t)->name, b, in, out, widened(xf, nx), widened(wf, nw), widened(bf, out),
+    struct linear_case c = {tape_config(t)->gemm->name, b, in, out, widened(xf, nx), widened(wf, nw), widened(bf, out),
                             widened(dyf, ny)};
     // The forward too, against the double one.
     for (int i = 0; i < b; i++)
@@ -392,8 +396,7 @@ static void optim_same_bits(enum isa isa, int adam)
 {
     if (!isa_supported(isa))
         cr_skip_test("this CPU (%s) cannot run %s code", cpu_model(), isa_name(isa));
-    cr_assert_eq(optim_set_isa(isa), 0);
-    const struct optim_kernels *k = optim_kernels_current();
+    const struct optim_kernels *k = optim_kernels(isa);
     cr_assert_eq(k->isa, isa);
     static float p[2][MAX_N], g[MAX_N], m[2][MAX_N], v[2][MAX_N];
     const long sizes[] = {1, 7, 17, 65, MAX_N};
@@ -421,7 +424,6 @@ static void optim_same_bits(enum isa isa, int adam)
             }
             same_bits(adam ? "adam p" : "sgd p", p[0], p[1], n);
         }
-    optim_set_isa(isa_best());
 }
 
 Test(task_7_2, adam_avx2_same_bits_as_scalar) { optim_same_bits(ISA_AVX2, 1); }
@@ -474,10 +476,6 @@ Test(nn_optim, config_names_and_rejections)
     bad[5].weight_decay = -1.0f;
     for (int i = 0; i < 6; i++)
         cr_assert_null(optim_new(&bad[i], &p, 1), "config %d should be refused", i);
-    cr_assert_eq(optim_set_isa(ISA_COUNT), -1);
-#if defined(__x86_64__)
-    cr_assert_eq(optim_set_isa(ISA_NEON), -1);
-#endif
     tensor_free(p);
 }
 
@@ -500,9 +498,10 @@ Test(nn_mlp, init_shapes_desc_and_counts)
         cr_assert(m.params[i]->requires_grad);
     }
     cr_assert_eq(nn_param_count(&m), 784L * 256 + 256 + 256 * 10 + 10);
-    cr_assert_float_eq(nn_forward_flops(&m), 2.0 * (784 * 256 + 256 * 10), 0.5);
+    cr_assert_eq(m.inputs, 784);
+    cr_assert_float_eq(m.forward_flops, 2.0 * (784 * 256 + 256 * 10), 0.5);
     // A step: forward and dW of both layers, dX of the second only.
-    cr_assert_float_eq(nn_train_flops(&m), 818176.0, 0.5);
+    cr_assert_float_eq(m.train_flops, 818176.0, 0.5);
     // He: mean 0, standard deviation √(2/in); over 200,704 samples the
     // sample sd is within 1 % of it and the mean within 5 standard errors.
     for (int l = 0; l < 2; l++) {
@@ -811,7 +810,9 @@ static void train_fixture_init(struct train_fixture *f, const char *layers, int 
     struct optim_config c = optim_defaults(OPTIM_ADAM, 1e-3f, 0.0f);
     f->o = optim_new(&c, f->m.params, f->m.nparams);
     cr_assert_not_null(f->o);
-    cr_assert_eq(trainer_init(&f->tr, backend, batch, f->ds.train.pixels, f->ds.train.count,
+    struct tape_config config = tape_config_default();
+    config.gemm = backend;
+    cr_assert_eq(trainer_init(&f->tr, &config, batch, f->ds.train.pixels, f->ds.train.count,
                               err, sizeof err),
                  0, "%s", err);
     f->tr.progress = 0;  // no bar in the test log, even on a terminal
@@ -1010,14 +1011,28 @@ Test(train, bad_inputs_are_clear_errors)
 // The cosine schedule of --lr-decay: the first epoch at lr, the middle one
 // at half of it, the last one at a small fraction; a constant lr without it;
 // a bad value is refused.
-Test(train_cli, lr_decay_cosine_and_its_flag)
+// The training flags of argv into o (flags_train.h): flags_parse's status.
+static int train_flags(struct train_options *o, int argc, char **argv)
+{
+    struct flags f = {0};
+    train_flags_add(&f, o);
+    FILE *saved = stderr;
+    stderr = fopen("/dev/null", "w");
+    int rc = flags_parse(&f, argc, argv);
+    fclose(stderr);
+    stderr = saved;
+    return rc;
+}
+
+Test(train_run, lr_decay_cosine_and_its_flag)
 {
     struct train_options o;
-    cr_assert_eq(train_options_init(&o, 256, 10), 0);
-    cr_assert_eq(train_options_finish(&o), 0);
+    char err[256];
+    train_options_init(&o, 256, 10);
+    cr_assert_eq(train_options_check(&o, err, sizeof err), 0, "%s", err);
     cr_assert_float_eq(train_lr(&o, 7), 1e-3, 1e-15);
     cr_assert_str_eq(train_recipe_name(&o), "adam");
-    cr_assert_eq(train_options_flag(&o, "--lr-decay", "cosine"), 2);
+    cr_assert_eq(train_flags(&o, 3, (char *[]){"run", "--lr-decay", "cosine"}), 0);
     cr_assert_float_eq(train_lr(&o, 1), 1e-3, 1e-15);
     cr_assert_float_eq(train_lr(&o, 6), 0.5e-3, 1e-15);
     double last = train_lr(&o, 10);  // 1e-3·(1 + cos(0.9π))/2
@@ -1025,8 +1040,41 @@ Test(train_cli, lr_decay_cosine_and_its_flag)
     for (long e = 2; e <= 10; e++)
         cr_assert_lt(train_lr(&o, e), train_lr(&o, e - 1));
     cr_assert_str_eq(train_recipe_name(&o), "adam-cosine");
-    cr_assert_eq(train_options_flag(&o, "--lr-decay", "none"), 2);
+    cr_assert_eq(train_flags(&o, 3, (char *[]){"run", "--lr-decay", "none"}), 0);
     cr_assert_eq(o.cosine, 0);
-    cr_assert_eq(train_options_flag(&o, "--lr-decay", "step"), -1);
-    cr_assert_eq(train_options_flag(&o, "--lr-decay", NULL), -1);
+    cr_assert_eq(train_flags(&o, 3, (char *[]){"run", "--lr-decay", "step"}), 2);
+    cr_assert_eq(train_flags(&o, 2, (char *[]){"run", "--lr-decay"}), 2);
+}
+
+// run_mlp as a reader runs it, on a set of their own in a directory named
+// without a '/': it trains, after one line that gives the set's four
+// checksums; a directory named like a known set but with other bytes, and
+// images the model does not fit, are refused.
+Test(train_cli, run_mlp_trains_on_a_set_the_list_does_not_know, .timeout = 300)
+{
+    char dir[64], sub[128];
+    snprintf(dir, sizeof dir, "/tmp/test07-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    expect_training_with_a_note(dir, "run_mlp", "mysplit",
+                                "--layers 784,32,10 --batch 32 --epochs 2 --threads 1", 120, 40,
+                                0, 2);
+
+    // The sample with one test label changed, in a directory named sample.
+    snprintf(sub, sizeof sub, "%s/sample", dir);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    copy_sample_raw(sub);
+    snprintf(sub, sizeof sub, "%s/sample/t10k-labels-idx1-ubyte", dir);
+    FILE *f = fopen(sub, "r+b");
+    cr_assert_not_null(f);
+    cr_assert_eq(fseek(f, 8, SEEK_SET), 0);
+    cr_assert_eq(fputc(3, f), 3);  // the first test label is 9
+    fclose(f);
+    expect_refusal(dir, "run_mlp", "--data sample/ --epochs 1 --threads 1",
+                   "error: sample/t10k-labels-idx1-ubyte: checksum mismatch");
+
+    // 14×14 images and the default 784-256-10.
+    write_own_set_in(dir, "small", 20, 10, 14, 1, NULL);
+    expect_refusal(dir, "run_mlp", "--data small --epochs 1 --threads 1",
+                   "--layers 784,256,10 does not fit small: its images have 196 pixels");
+    remove_tree(dir);
 }

@@ -11,7 +11,8 @@
 // common/conv/. Its shapes, parameter count, initialisation and FLOPs; a
 // forward pass; training steps that lower the loss, give the same bits on
 // one and two threads and allocate nothing after the first; a checkpoint
-// round trip; a short training on the committed sample.
+// round trip; a short training on the committed sample; run_cnn on a set of
+// a reader's own.
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <math.h>
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "arena.h"
@@ -34,6 +36,7 @@
 #include "nn.h"
 #include "ops.h"
 #include "optim.h"
+#include "own_data.h"
 #include "layout.h"
 #include "pool_row.h"
 #include "tape.h"
@@ -145,8 +148,8 @@ static struct conv_result run_conv(const struct conv_case *k, enum conv_path pat
     memcpy(x->data, xf, sizeof(float) * (size_t)x->size);
     memcpy(w->data, wf, sizeof(float) * (size_t)w->size);
     memcpy(b->data, bf, sizeof(float) * (size_t)b->size);
-    conv_set_path(path);
-    struct tape *t = tape_new(backend);
+    struct tape_config c = {backend, path, isa_active()};
+    struct tape *t = tape_new(&c);
     struct tensor *y = how == FUSED ? op_conv2d_relu(t, x, w, b, k->stride, k->pad)
                                     : op_conv2d(t, x, w, b, k->stride, k->pad);
     if (how == RELU_AFTER)
@@ -158,7 +161,6 @@ static struct conv_result run_conv(const struct conv_case *k, enum conv_path pat
                  tape_error(t));
     struct conv_result r = {copy_of(y->data, y->size), copy_of(x->grad, x->size),
                             copy_of(w->grad, w->size), copy_of(b->grad, b->size)};
-    conv_set_path(CONV_AUTO);
     tape_free(t);
     tensor_free(x);
     tensor_free(w);
@@ -567,8 +569,7 @@ static void direct_against_scalar(enum isa isa)
 {
     if (!isa_supported(isa))
         cr_skip_test("this CPU (%s) cannot run %s code", cpu_model(), isa_name(isa));
-    cr_assert_eq(conv_direct_set_isa(isa), 0);
-    conv_direct_fn *kernel = conv_direct_kernel();
+    conv_direct_fn *kernel = conv_direct_kernel(isa);
     const int channels[] = {1, 2, 3, 5};
     for (int pad = 0; pad <= 1; pad++)
         for (int ci = 0; ci < 4; ci++)
@@ -603,7 +604,6 @@ static void direct_against_scalar(enum isa isa)
                     free(ax);
                     free(ak);
                 }
-    conv_direct_set_isa(isa_best());
 }
 
 Test(conv, direct_avx2_agrees_with_scalar) { direct_against_scalar(ISA_AVX2); }
@@ -618,8 +618,7 @@ static void maxpool_row_against_scalar(enum isa isa)
 {
     if (!isa_supported(isa))
         cr_skip_test("this CPU (%s) cannot run %s code", cpu_model(), isa_name(isa));
-    cr_assert_eq(maxpool_row_set_isa(isa), 0);
-    maxpool_row_fn *row = maxpool_row_kernel();
+    maxpool_row_fn *row = maxpool_row_kernel(isa);
     for (int w = 2; w <= 71; w++) {
         int ow = w / 2;
         float *x = malloc(sizeof(float) * 2 * (size_t)w);
@@ -646,7 +645,6 @@ static void maxpool_row_against_scalar(enum isa isa)
         free(at_want);
         free(at_got);
     }
-    maxpool_row_set_isa(isa_best());
 }
 
 Test(conv, maxpool_row_avx2_agrees_with_scalar) { maxpool_row_against_scalar(ISA_AVX2); }
@@ -656,23 +654,29 @@ Test(conv, maxpool_row_neon_agrees_with_scalar) { maxpool_row_against_scalar(ISA
 Test(conv, choose_parse_and_name_paths)
 {
     // By shape: 1×1 → 1x1; 3×3 stride 1 over ≤ 4 channels → direct; else im2col.
-    cr_assert_eq(conv_choose(32, 13, 13, 64, 1, 1, 1, 0), CONV_1X1);
-    cr_assert_eq(conv_choose(1, 28, 28, 32, 3, 3, 1, 0), CONV_DIRECT);
-    cr_assert_eq(conv_choose(4, 28, 28, 32, 3, 3, 1, 1), CONV_DIRECT);
-    cr_assert_eq(conv_choose(32, 13, 13, 64, 3, 3, 1, 0), CONV_IM2COL);
-    cr_assert_eq(conv_choose(1, 28, 28, 32, 3, 3, 2, 0), CONV_IM2COL);
-    cr_assert_eq(conv_choose(1, 28, 28, 32, 5, 5, 1, 2), CONV_IM2COL);
-    cr_assert_eq(conv_choose(3, 28, 28, 32, 1, 1, 2, 0), CONV_IM2COL);
-    // Forced, with the fallback to im2col for shapes a path cannot take.
-    conv_set_path(CONV_DIRECT);
-    cr_assert_eq(conv_get_path(), CONV_DIRECT);
-    cr_assert_eq(conv_choose(32, 13, 13, 64, 3, 3, 1, 0), CONV_DIRECT);
-    cr_assert_eq(conv_choose(32, 13, 13, 64, 5, 5, 1, 0), CONV_IM2COL);
-    conv_set_path(CONV_1X1);
-    cr_assert_eq(conv_choose(32, 13, 13, 64, 3, 3, 1, 0), CONV_IM2COL);
-    conv_set_path(CONV_IM2COL);
-    cr_assert_eq(conv_choose(32, 13, 13, 64, 1, 1, 1, 0), CONV_IM2COL);
-    conv_set_path(CONV_AUTO);
+    cr_assert_eq(conv_choose(CONV_AUTO, 32, 13, 13, 64, 1, 1, 1, 0), CONV_1X1);
+    cr_assert_eq(conv_choose(CONV_AUTO, 1, 28, 28, 32, 3, 3, 1, 0), CONV_DIRECT);
+    cr_assert_eq(conv_choose(CONV_AUTO, 4, 28, 28, 32, 3, 3, 1, 1), CONV_DIRECT);
+    cr_assert_eq(conv_choose(CONV_AUTO, 32, 13, 13, 64, 3, 3, 1, 0), CONV_IM2COL);
+    cr_assert_eq(conv_choose(CONV_AUTO, 1, 28, 28, 32, 3, 3, 2, 0), CONV_IM2COL);
+    cr_assert_eq(conv_choose(CONV_AUTO, 1, 28, 28, 32, 5, 5, 1, 2), CONV_IM2COL);
+    cr_assert_eq(conv_choose(CONV_AUTO, 3, 28, 28, 32, 1, 1, 2, 0), CONV_IM2COL);
+    // Asked for, with the fallback to im2col for shapes a path cannot take.
+    cr_assert_eq(conv_choose(CONV_DIRECT, 32, 13, 13, 64, 3, 3, 1, 0), CONV_DIRECT);
+    cr_assert_eq(conv_choose(CONV_DIRECT, 32, 13, 13, 64, 5, 5, 1, 0), CONV_IM2COL);
+    cr_assert_eq(conv_choose(CONV_1X1, 32, 13, 13, 64, 3, 3, 1, 0), CONV_IM2COL);
+    cr_assert_eq(conv_choose(CONV_IM2COL, 32, 13, 13, 64, 1, 1, 1, 0), CONV_IM2COL);
+    // The path is the tape's: two tapes in one program keep their own.
+    struct tape_config direct = tape_config_default(), im2col = direct;
+    direct.conv = CONV_DIRECT;
+    im2col.conv = CONV_IM2COL;
+    struct tape *a = tape_new(&direct), *b = tape_new(&im2col), *c = tape_new(NULL);
+    cr_assert_eq(tape_config(a)->conv, CONV_DIRECT);
+    cr_assert_eq(tape_config(b)->conv, CONV_IM2COL);
+    cr_assert_eq(tape_config(c)->conv, CONV_AUTO);
+    tape_free(a);
+    tape_free(b);
+    tape_free(c);
     const char *names[] = {"auto", "im2col", "1x1", "direct"};
     for (int p = 0; p < 4; p++) {
         enum conv_path got;
@@ -881,9 +885,10 @@ Test(conv, same_bits_on_one_and_two_threads)
         memset(grads, 0, sizeof grads);
         for (int run = 0; run < 2; run++) {
             omp_set_num_threads(run + 1);
-            conv_set_path(paths[p]);
             struct tiny m = tiny_new();
-            struct tape *t = tape_new(NULL);
+            struct tape_config c = tape_config_default();
+            c.conv = paths[p];
+            struct tape *t = tape_new(&c);
             tiny_step(t, &m, images, N);
             struct tensor *ps[6] = {m.w1, m.b1, m.w2, m.b2, m.w3, m.b3};
             for (int i = 0; i < 6; i++)
@@ -891,7 +896,6 @@ Test(conv, same_bits_on_one_and_two_threads)
             tape_free(t);
             tiny_free(&m);
         }
-        conv_set_path(CONV_AUTO);
         omp_set_num_threads(threads);
         for (int i = 0; i < 6; i++)
             cr_assert(memcmp(grads[0][i], grads[1][i], sizeof grads[0][i]) == 0,
@@ -1005,7 +1009,7 @@ Test(nn_cnn, shapes_desc_and_parameter_count)
     char err[256];
     cr_assert_eq(nn_cnn_init(&m, 1, err, sizeof err), 0, "%s", err);
     cr_assert(strncmp(m.desc, "cnn ", 4) == 0, "desc \"%s\"", m.desc);
-    cr_assert_eq(m.sizes[0], 784, "the input is a flattened 28×28 image");
+    cr_assert_eq(m.inputs, 784, "the input is a flattened 28×28 image");
     cr_assert_not_null(m.forward);
     cr_assert_eq(m.nparams, 8);
     for (int i = 0; i < 8; i++) {
@@ -1065,16 +1069,16 @@ Test(nn_cnn, flops_per_image)
     // 64 filters of 32·3·3, then 1600→128 and 128→10.
     double conv1 = 2.0 * 32 * 9 * 26 * 26, conv2 = 2.0 * 64 * 32 * 9 * 11 * 11;
     double fc1 = 2.0 * 1600 * 128, fc2 = 2.0 * 128 * 10;
-    cr_assert_float_eq(nn_forward_flops(&m), conv1 + conv2 + fc1 + fc2, 0.5);
-    cr_assert_float_eq(nn_forward_flops(&m), 5262080.0, 0.5, "about 5.3 MFLOP forward");
-    cr_assert_float_eq(nn_cnn_forward_flops(), nn_forward_flops(&m), 0.5);
+    cr_assert_float_eq(m.forward_flops, conv1 + conv2 + fc1 + fc2, 0.5);
+    cr_assert_float_eq(m.forward_flops, 5262080.0, 0.5, "about 5.3 MFLOP forward");
+    cr_assert_float_eq(nn_cnn_forward_flops(), m.forward_flops, 0.5);
     // A step: forward and dW of every layer, dX of all but the first.
-    cr_assert_float_eq(nn_train_flops(&m), 2 * conv1 + 3 * (conv2 + fc1 + fc2), 0.5);
-    cr_assert_float_eq(nn_cnn_train_flops(), nn_train_flops(&m), 0.5);
-    // The MLP's count is untouched.
+    cr_assert_float_eq(m.train_flops, 2 * conv1 + 3 * (conv2 + fc1 + fc2), 0.5);
+    cr_assert_float_eq(nn_cnn_train_flops(), m.train_flops, 0.5);
+    // The MLP's count is its own.
     struct nn_model mlp;
     cr_assert_eq(nn_mlp_init(&mlp, 3, (int[]){784, 256, 10}, 1, err, sizeof err), 0);
-    cr_assert_float_eq(nn_forward_flops(&mlp), 2.0 * (784 * 256 + 256 * 10), 0.5);
+    cr_assert_float_eq(mlp.forward_flops, 2.0 * (784 * 256 + 256 * 10), 0.5);
     nn_model_free(&mlp);
     nn_model_free(&m);
 }
@@ -1124,7 +1128,8 @@ struct cnn_fixture {
     struct trainer tr;
 };
 
-static void cnn_fixture_init(struct cnn_fixture *f, int batch, uint64_t seed)
+static void cnn_fixture_init(struct cnn_fixture *f, enum conv_path path, int batch,
+                             uint64_t seed)
 {
     char err[4096];
     memset(f, 0, sizeof *f);
@@ -1133,7 +1138,9 @@ static void cnn_fixture_init(struct cnn_fixture *f, int batch, uint64_t seed)
     struct optim_config c = optim_defaults(OPTIM_ADAM, 1e-3f, 0.0f);
     f->o = optim_new(&c, f->m.params, f->m.nparams);
     cr_assert_not_null(f->o);
-    cr_assert_eq(trainer_init(&f->tr, NULL, batch, f->ds.train.pixels, f->ds.train.count, err,
+    struct tape_config config = tape_config_default();
+    config.conv = path;
+    cr_assert_eq(trainer_init(&f->tr, &config, batch, f->ds.train.pixels, f->ds.train.count, err,
                               sizeof err),
                  0, "%s", err);
     f->tr.progress = 0;
@@ -1157,7 +1164,7 @@ static int cnn_fixture_step(struct cnn_fixture *f, int start, float *loss)
 Test(nn_cnn, steps_lower_the_loss_on_a_fixed_batch, .timeout = 300)
 {
     struct cnn_fixture f;
-    cnn_fixture_init(&f, 32, 3);
+    cnn_fixture_init(&f, CONV_AUTO, 32, 3);
     float first = 0.0f, loss = 0.0f;
     for (int step = 0; step < 8; step++) {
         cr_assert_eq(cnn_fixture_step(&f, 0, &loss), 0, "step %d: %s", step,
@@ -1180,9 +1187,8 @@ Test(nn_cnn, steps_lower_the_loss_on_a_fixed_batch, .timeout = 300)
 static float *cnn_params_after_steps(int threads, enum conv_path path, long *count)
 {
     omp_set_num_threads(threads);
-    conv_set_path(path);
     struct cnn_fixture f;
-    cnn_fixture_init(&f, 16, 11);
+    cnn_fixture_init(&f, path, 16, 11);
     for (int step = 0; step < 2; step++) {
         float loss;
         cr_assert_eq(cnn_fixture_step(&f, step * 16, &loss), 0, "%s", tape_error(f.tr.tape));
@@ -1196,7 +1202,6 @@ static float *cnn_params_after_steps(int threads, enum conv_path path, long *cou
     }
     *count = n;
     cnn_fixture_free(&f);
-    conv_set_path(CONV_AUTO);
     return all;
 }
 
@@ -1237,7 +1242,7 @@ Test(nn_cnn, the_same_bits_on_one_and_two_threads_direct, .timeout = 300)
 Test(nn_cnn, no_heap_allocation_after_the_first_step, .timeout = 300)
 {
     struct cnn_fixture f;
-    cnn_fixture_init(&f, 16, 2);
+    cnn_fixture_init(&f, CONV_AUTO, 16, 2);
     long allocations = 0;
     for (int step = 1; step <= 3; step++) {
         float loss;
@@ -1283,7 +1288,7 @@ Test(nn_cnn, a_short_training_on_the_sample_lifts_accuracy_above_chance, .timeou
 {
     struct cnn_fixture f;
     char err[4096];
-    cnn_fixture_init(&f, 32, 5);
+    cnn_fixture_init(&f, CONV_AUTO, 32, 5);
     double loss0, acc0, loss1, acc1;
     cr_assert_eq(evaluate(&f.tr, &f.m, &f.ds.test, &loss0, &acc0, err, sizeof err), 0, "%s",
                  err);
@@ -1299,4 +1304,31 @@ Test(nn_cnn, a_short_training_on_the_sample_lifts_accuracy_above_chance, .timeou
     cr_assert_gt(acc1, 0.4, "test accuracy %.1f %% after 20 steps", 100 * acc1);
     cr_assert_lt(loss1, loss0, "test loss %g after training, %g before", loss1, loss0);
     cnn_fixture_free(&f);
+}
+
+// run_cnn as a reader runs it, on a set of their own in a directory named
+// without a '/': it trains, after one line that gives the set's four
+// checksums; Fashion-MNIST's name on other files, and images that are not
+// 28×28, are refused.
+Test(nn_cnn, run_cnn_trains_on_a_set_the_list_does_not_know, .timeout = 600)
+{
+    char dir[64], sub[128];
+    snprintf(dir, sizeof dir, "/tmp/test08-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    expect_training_with_a_note(dir, "run_cnn", "kmnist", "--batch 32 --epochs 1 --threads 1",
+                                64, 32, 1, 1);
+
+    // The named set fashion, in DATA_DIR, holding the sample's files.
+    snprintf(sub, sizeof sub, "%s/fashion", dir);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    copy_sample_raw(sub);
+    setenv("DATA_DIR", dir, 1);
+    expect_refusal(dir, "run_cnn", "--data fashion --epochs 1 --threads 1",
+                   "fashion/train-images-idx3-ubyte: checksum mismatch");
+    unsetenv("DATA_DIR");
+
+    write_own_set_in(dir, "small", 20, 10, 14, 0, NULL);
+    expect_refusal(dir, "run_cnn", "--data small --epochs 1 --threads 1",
+                   "the CNN reads 28×28 images; small has 14×14");
+    remove_tree(dir);
 }

@@ -14,9 +14,20 @@
 #include "args.h"
 #include "bench.h"
 #include "blas.h"
+#include "conv.h"
+#include "conv_direct.h"
 #include "cpu.h"
+#include "flags.h"
+#include "gemm_backend.h"
+#include "train_flags.h"
+#include "gemm.h"
 #include "mat.h"
+#include "optim.h"
 #include "peak.h"
+#include "pool_row.h"
+#include "simd.h"
+#include "tape.h"
+#include "vec.h"
 
 Test(harness, median_of_odd_and_even_counts)
 {
@@ -246,8 +257,8 @@ Test(harness, append_adds_rows_without_header_or_openblas)
     char args[256];
     snprintf(args, sizeof args, "--sizes 8 --threads 1 --reps 1 --csv %s", csv);
     cr_assert_eq(run_bench(args, csv), 0);
-    snprintf(args, sizeof args, "--sizes 8 --reps 1 --kernels blas_again --tag -x --append --csv %s",
-             csv);
+    snprintf(args, sizeof args,
+             "--sizes 8 --reps 1 --kernels blas_again --tag -x --append --csv %s", csv);
     cr_assert_eq(run_bench(args, csv), 0);
     char *text = read_file(csv);
     cr_assert_not_null(strstr(text, "\nblas_again-x,scalar,1,8,8,8,"));
@@ -525,6 +536,51 @@ Test(book, a_held_back_openblas_is_noted_under_its_table)
                  1, "a note under a table measured with OpenBLAS on its best path");
 }
 
+// A figure with caption="drawn" takes the caption its plot script wrote
+// beside the plot (build/plots/NAME.caption); outside check mode a missing
+// one is an error, and so is another value of caption=.
+Test(book, a_drawn_caption_comes_from_the_plot)
+{
+    cr_assert_eq(sh("rm -rf /tmp/book-drawn && mkdir -p /tmp/book-drawn/plots/data "
+                    "/tmp/book-drawn/build/plots && "
+                    "cp plots/data/stage-08.csv /tmp/book-drawn/plots/data/ && "
+                    "touch /tmp/book-drawn/build/plots/stage-08.svg && "
+                    "echo 'Batch 64, timed by `make stage-08 bench`. No PyTorch bar.' "
+                    ">/tmp/book-drawn/build/plots/stage-08.caption && "
+                    "printf '%s\\n' '![](build/plots/stage-08.svg){caption=\"drawn\"}' "
+                    ">/tmp/book-drawn/drawn.md && "
+                    "printf '%s\\n' '![](build/plots/stage-08.svg){caption=\"typed\"}' "
+                    ">/tmp/book-drawn/typed.md"),
+                 0);
+    const char *pandoc = "BOOK_ROOT=/tmp/book-drawn pandoc -f markdown --lua-filter "
+                         "tools/book.lua -t html --wrap=none ";
+    char command[512];
+    snprintf(command, sizeof command, "%s /tmp/book-drawn/drawn.md >/tmp/book-drawn/out 2>&1",
+             pandoc);
+    cr_assert_eq(sh(command), 0, "%s", read_file("/tmp/book-drawn/out"));
+    const char *out = read_file("/tmp/book-drawn/out");
+    cr_assert_not_null(strstr(out, "<figcaption aria-hidden=\"true\">Batch 64, timed by "
+                                   "<code>make stage-08 bench</code>. No PyTorch "
+                                   "bar.</figcaption>"),
+                       "%s", out);
+    cr_assert_null(strstr(out, "caption=\"drawn\""), "%s", out);
+
+    cr_assert_eq(sh("rm /tmp/book-drawn/build/plots/stage-08.caption"), 0);
+    cr_assert_neq(sh(command), 0, "a drawn caption that is not there");
+    out = read_file("/tmp/book-drawn/out");
+    cr_assert_not_null(strstr(out, "no caption build/plots/stage-08.caption"), "%s", out);
+    snprintf(command, sizeof command, "BOOK_CHECK=1 %s /tmp/book-drawn/drawn.md >/dev/null 2>&1",
+             pandoc);
+    cr_assert_eq(sh(command), 0, "check mode needs no plot drawn");
+
+    snprintf(command, sizeof command, "%s /tmp/book-drawn/typed.md >/tmp/book-drawn/out 2>&1",
+             pandoc);
+    cr_assert_neq(sh(command), 0);
+    out = read_file("/tmp/book-drawn/out");
+    cr_assert_not_null(strstr(out, "caption=\"typed\"; the one value is \"drawn\""), "%s", out);
+    cr_assert_eq(sh("rm -rf /tmp/book-drawn"), 0);
+}
+
 Test(book, the_real_book_checks)
 {
     cr_assert_eq(sh("tools/check-book.sh --book book.md >/tmp/book-out.txt 2>&1"), 0, "%s",
@@ -541,8 +597,8 @@ Test(book, a_function_on_the_path_neither_shown_nor_named_fails)
     const char *out = read_file("/tmp/book-path.txt");
     cr_assert_not_null(strstr(out, "be32 (common/data/idx.c) is on gemm()'s path"),
                        "%s", out);
-    cr_assert_not_null(strstr(out, "1 functions shown in listings, 1 named and left out, 1 neither"),
-                       "%s", out);
+    cr_assert_not_null(
+        strstr(out, "1 functions shown in listings, 1 named and left out, 1 neither"), "%s", out);
 }
 
 // Each stage's kit builds, fails its tasks' tests on the stubs, and passes
@@ -624,8 +680,8 @@ Test(kit, the_check_finds_an_answer_copied_elsewhere, .timeout = 300)
     sh("rm -rf /tmp/kit-leak");
 }
 
-// The drivers' flag readers: a whole number in range or nothing, and a
-// name among the comma-separated words of a --kernels list.
+// The number readers under the flags: a whole number in range or nothing,
+// and comma-separated lists of them.
 Test(args, numbers_and_lists)
 {
     long l = 7;
@@ -643,11 +699,245 @@ Test(args, numbers_and_lists)
     cr_assert_eq(args_double("0.001", 0.0, 1.0, &d), 0);
     cr_assert_float_eq(d, 0.001, 1e-15);
     cr_assert_eq(args_double("1e-3x", 0.0, 1.0, &d), -1);
-    cr_assert(args_in_list("im2col,auto", "auto"));
-    cr_assert(args_in_list("im2col,auto", "im2col"));
-    cr_assert(args_in_list("auto", "auto"));
-    cr_assert(!args_in_list("im2col,auto", "direct"));
-    cr_assert(!args_in_list("im2col,auto", "im2"));
-    cr_assert(!args_in_list("im2col,auto", "auto,"));
-    cr_assert(!args_in_list("", "auto"));
+    int v[4];
+    cr_assert_eq(args_counts("64,256", 1, 65536, v, 4), 2);
+    cr_assert_eq(v[0], 64);
+    cr_assert_eq(v[1], 256);
+    cr_assert_eq(args_counts("7", 1, 10, v, 4), 1);
+    const char *bad[] = {"", "64,", ",64", "64,,256", "0", "1,2,3,4,5", "64x", "99999"};
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++)
+        cr_assert_eq(args_counts(bad[b], 1, 65536, v, 4), -1, "\"%s\" was taken", bad[b]);
+}
+
+// ---------------------------------------------------------------------------
+// The one flag reader of every program (flags.h).
+
+// flags_parse on a command line given as one string, stderr silenced. The
+// words stay in a static buffer: a text flag keeps a pointer into argv.
+static int parse_line(struct flags *f, const char *line)
+{
+    static char copy[512];
+    char *argv[32];
+    int argc = 0;
+    snprintf(copy, sizeof copy, "prog %s", line);
+    for (char *tok = strtok(copy, " "); tok && argc < 31; tok = strtok(NULL, " "))
+        argv[argc++] = tok;
+    argv[argc] = NULL;
+    FILE *saved = stderr;
+    stderr = fopen("/dev/null", "w");
+    int rc = flags_parse(f, argc, argv);
+    fclose(stderr);
+    stderr = saved;
+    return rc;
+}
+
+struct values {
+    int n, quick, gemm, conv;
+    double x;
+    const char *out;
+    struct flag_list gemms, convs, counts;
+    enum isa isa;
+};
+
+static struct flags table(struct values *v)
+{
+    *v = (struct values){.n = 3, .x = 0.5, .isa = ISA_COUNT};
+    struct flags f = {.about = "a test"};
+    flags_add(&f, flag_int("--n", "N", &v->n, 1, 10, "a count"));
+    flags_add(&f, flag_double("--x", "X", &v->x, 0, 1, "a number"));
+    flags_add(&f, flag_quick(&v->quick));
+    flags_add(&f, flag_output("--out", "FILE", &v->out, "a file"));
+    flags_add(&f, gemm_backends_flag(&v->gemms));
+    flags_add(&f, conv_paths_flag(&v->convs));
+    flags_add(&f, flag_counts("--sizes", "N,N", &v->counts, 1, 100, "sizes"));
+    struct flag one = gemm_backend_flag(&v->gemm);
+    one.name = "--one";
+    flags_add(&f, one);
+    struct flag conv = conv_path_flag(&v->conv);
+    conv.name = "--path";
+    flags_add(&f, conv);
+    flags_add(&f, flag_isa(&v->isa));
+    return f;
+}
+
+Test(flags, every_kind_of_value_is_read)
+{
+    struct values v;
+    struct flags f = table(&v);
+    cr_assert_eq(parse_line(&f, "--n 7 --x 0.25 --quick --out build/x.csv --gemm naive,auto "
+                                "--conv direct,im2col --sizes 4,8,16 --one openblas --path "
+                                "direct"),
+                 0);
+    cr_assert_eq(v.n, 7);
+    cr_assert_float_eq(v.x, 0.25, 1e-15);
+    cr_assert_eq(v.quick, 1);
+    cr_assert_str_eq(v.out, "build/x.csv");
+    int count;
+    const struct gemm_backend *all = gemm_backend_all(&count);
+    cr_assert_eq(v.gemms.n, 2);
+    cr_assert_str_eq(all[v.gemms.v[0]].name, "naive");
+    cr_assert_str_eq(all[v.gemms.v[1]].name, "auto");
+    cr_assert_eq(v.counts.n, 3);
+    cr_assert_eq(v.counts.v[2], 16);
+    cr_assert_str_eq(all[v.gemm].name, "openblas");
+    cr_assert_eq(v.convs.n, 2);
+    cr_assert_eq(v.convs.v[0], CONV_DIRECT);
+    cr_assert_eq(v.convs.v[1], CONV_IM2COL);
+    cr_assert_eq(v.conv, CONV_DIRECT);
+    f = table(&v);
+    cr_assert_eq(parse_line(&f, "--help"), 1);
+}
+
+// Every bad value is refused with 2 before the program does anything, and a
+// refused flag leaves the defaults as they were.
+Test(flags, bad_values_are_refused_with_2)
+{
+    const char *bad[] = {
+        "--n",           "--n 0",           "--n 11",          "--n 2.5",
+        "--n 3x",        "--x 1.5",         "--x nan",         "--nope",
+        "--gemm cublas", "--gemm naive,",   "--gemm ,naive",   "--sizes 0",
+        "--sizes 4,,8",  "--one cublas",    "--path sideways", "--conv direct,up",
+        "--isa sse9",
+        "--out /nonexistent-dir/x.csv",     "--out build",     "--out",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct values v;
+        struct flags f = table(&v);
+        cr_assert_eq(parse_line(&f, bad[i]), 2, "'%s' was not refused", bad[i]);
+        cr_assert_eq(v.n, 3, "'%s' changed --n", bad[i]);
+    }
+}
+
+// A file a program will write is checked before the work starts: run_mlp
+// --save into a directory that does not exist must fail at once, not after
+// the last epoch.
+Test(flags, a_save_into_a_missing_directory_fails_before_training)
+{
+    struct train_options o;
+    train_options_init(&o, 64, 10);
+    struct flags f = {0};
+    train_flags_add(&f, &o);
+    cr_assert_eq(parse_line(&f, "--save /nonexistent-dir/model.ckpt"), 2);
+    cr_assert_null(o.save);
+    f = (struct flags){0};
+    train_flags_add(&f, &o);
+    cr_assert_eq(parse_line(&f, "--load /nonexistent-dir/model.ckpt"), 2);
+    f = (struct flags){0};
+    train_flags_add(&f, &o);
+    cr_assert_eq(parse_line(&f, "--save build/model.ckpt --epochs 3 --gemm naive --isa scalar"),
+                 0);
+    cr_assert_str_eq(o.save, "build/model.ckpt");
+    cr_assert_str_eq(train_options_tape(&o).gemm->name, "naive");
+    cr_assert_eq(train_options_tape(&o).isa, ISA_SCALAR);
+}
+
+// ---------------------------------------------------------------------------
+// One ISA switch (cpu.h): isa_force reaches every kernel family at once, and
+// an ISA this CPU lacks is refused the same way everywhere, changing nothing.
+
+// The direct convolution on a fresh tape, for the test below.
+static void direct_conv_on_a_tape(float *y)
+{
+    struct tape_config c = tape_config_default();
+    c.conv = CONV_DIRECT;
+    struct tape *t = tape_new(&c);
+    struct tensor *x = tensor_param(4, (int[]){1, 2, 9, 21});
+    struct tensor *w = tensor_param(4, (int[]){3, 2, 3, 3}), *b = tensor_param(1, (int[]){3});
+    mat_fill_random(x->data, 1, (int)x->size, (int)x->size, 5);
+    mat_fill_random(w->data, 1, (int)w->size, (int)w->size, 6);
+    struct tensor *out = op_conv2d(t, x, w, b, 1, 0);
+    cr_assert_not_null(out, "%s", tape_error(t));
+    memcpy(y, out->data, sizeof(float) * (size_t)out->size);
+    tape_free(t);
+    tensor_free(x);
+    tensor_free(w);
+    tensor_free(b);
+}
+
+Test(isa, forcing_an_isa_reaches_every_family)
+{
+    static conv_direct_fn *const direct[ISA_COUNT] = {
+        [ISA_SCALAR] = conv_direct_scalar,
+#if defined(__x86_64__)
+        [ISA_AVX2] = conv_direct_avx2,
+        [ISA_AVX512] = conv_direct_avx512,
+#endif
+    };
+    static maxpool_row_fn *const pool[ISA_COUNT] = {
+        [ISA_SCALAR] = maxpool_row_scalar,
+#if defined(__x86_64__)
+        [ISA_AVX2] = maxpool_row_avx2,
+        [ISA_AVX512] = maxpool_row_avx512,
+#endif
+    };
+    cr_assert_eq(isa_active(), isa_best(), "unforced, every family runs the widest ISA");
+    for (int i = 0; i < ISA_COUNT; i++) {
+        enum isa isa = (enum isa)i;
+        if (!isa_supported(isa)) {
+            enum isa before = isa_active();
+            cr_assert_eq(isa_force(isa), -1, "%s forced on a CPU without it", isa_name(isa));
+            cr_assert_eq(isa_active(), before, "a refused ISA must change nothing");
+            char msg[256];
+            isa_unsupported_message(isa, msg, sizeof msg);
+            cr_assert(strstr(msg, isa_name(isa)) && strstr(msg, "cannot run"), "%s", msg);
+            continue;
+        }
+        cr_assert_eq(isa_force(isa), 0);
+        cr_assert_eq(isa_active(), isa);
+        cr_assert_eq(gemm_current_kernel()->isa, isa, "the GEMM's micro-kernel");
+        cr_assert_eq(optim_kernels(isa_active())->isa, isa, "the optimizers");
+        struct tape *t = tape_new(NULL);
+        enum isa ops = tape_config(t)->isa;
+        tape_free(t);
+        cr_assert_eq(ops, isa, "a new tape's own loops");
+        cr_assert_eq(vec_kernels(ops)->isa, isa, "the elementwise loops");
+        cr_assert(conv_direct_kernel(ops) == direct[isa], "the direct convolution");
+        cr_assert(maxpool_row_kernel(ops) == pool[isa], "the pooling row");
+        // And the ops use it: the direct convolution on a tape gives the
+        // bits of this ISA's kernel (the vector ones fuse multiply and add,
+        // so they differ from the scalar one in the last bits).
+        float got[3 * 7 * 19], want[3 * 7 * 19];
+        direct_conv_on_a_tape(got);
+        float x[2 * 9 * 21], w[3 * 2 * 9];
+        mat_fill_random(x, 1, 2 * 9 * 21, 2 * 9 * 21, 5);
+        mat_fill_random(w, 1, 3 * 2 * 9, 3 * 2 * 9, 6);
+        memset(want, 0, sizeof want);
+        direct[isa](x, 2, 9, 21, w, 3, 0, want);
+        cr_assert(memcmp(got, want, sizeof want) == 0, "op_conv2d on %s", isa_name(isa));
+        // matmul_simd (chapter 3) follows the switch too.
+        float a[5 * 7], bm[7 * 9], c1[5 * 9], c2[5 * 9];
+        mat_fill_random(a, 5, 7, 7, 1);
+        mat_fill_random(bm, 7, 9, 9, 2);
+        matmul_simd(5, 9, 7, a, 7, bm, 9, c1, 9);
+        const struct {
+            enum isa isa;
+            void (*fn)(int, int, int, const float *, int, const float *, int, float *, int);
+        } simd[] = {{ISA_SCALAR, matmul_simd_scalar},
+#if defined(__x86_64__)
+                    {ISA_AVX2, matmul_simd_avx2},
+                    {ISA_AVX512, matmul_simd_avx512},
+#endif
+        };
+        for (size_t k = 0; k < sizeof simd / sizeof simd[0]; k++)
+            if (simd[k].isa == isa) {
+                simd[k].fn(5, 9, 7, a, 7, bm, 9, c2, 9);
+                cr_assert(memcmp(c1, c2, sizeof c1) == 0, "matmul_simd on %s", isa_name(isa));
+            }
+    }
+}
+
+// A program given --isa for an ISA this CPU lacks stops with the same
+// message, whatever the program.
+Test(isa, a_flag_naming_an_isa_the_cpu_lacks_is_refused)
+{
+    for (int i = 0; i < ISA_COUNT; i++) {
+        if (isa_supported((enum isa)i))
+            continue;
+        struct values v;
+        struct flags f = table(&v);
+        char line[64];
+        snprintf(line, sizeof line, "--isa %s", isa_name((enum isa)i));
+        cr_assert_eq(parse_line(&f, line), 2, "%s", line);
+        cr_assert_eq(isa_active(), isa_best());
+    }
 }

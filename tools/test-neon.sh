@@ -15,7 +15,7 @@ fi
 # The driver and what it tests. More NEON code: add its sources here and a
 # row to the kernel table in tests/neon/test_neon.c.
 SRCS="tests/neon/test_neon.c
-      common/harness/mat.c common/harness/cpu.c
+      common/base/mat.c common/base/cpu.c
       common/loops/simd.c common/loops/simd_scalar.c common/loops/simd_neon.c
       common/loops/simd_avx2.c common/loops/simd_avx512.c stages/03_simd/autovec_neon.c
       common/gemm/gemm.c common/gemm/gemm_small.c common/gemm/gemm_packed.c common/gemm/gemm_parallel.c
@@ -26,7 +26,7 @@ SRCS="tests/neon/test_neon.c
       common/autograd/vec.c common/autograd/vec_neon.c
       common/nn/optim.c common/nn/optim_neon.c
       common/conv/conv_direct.c common/conv/conv_direct_neon.c common/conv/pool_row.c common/conv/pool_neon.c"
-INCLUDES="-I$root/common/harness -I$root/common/loops -I$root/common/gemm -I$root/common/autograd
+INCLUDES="-I$root/common/base -I$root/common/loops -I$root/common/gemm -I$root/common/autograd
           -I$root/common/nn -I$root/common/conv -I$root/stages/03_simd"
 CFLAGS="-std=c17 -O2 -g -fopenmp -Wall -Wextra -Wpedantic -Werror"
 

@@ -14,6 +14,10 @@
 
 // a is m×k, b is k×n: a·b, m×n. Through the tape's GEMM backend.
 struct tensor *op_matmul(struct tape *t, struct tensor *a, struct tensor *b);
+// The Linear layer of chapter 7: x is b×in, w is in×out, bias has out
+// elements: x·w + bias, b×out. One node on the tape (not a matmul node and
+// a bias node): its backward makes dx, dw and dbias from dy in one visit.
+struct tensor *op_linear(struct tape *t, struct tensor *x, struct tensor *w, struct tensor *bias);
 // x is m×n, bias has n elements: x[i][j] + bias[j] (the bias broadcast over
 // the m rows of a batch).
 struct tensor *op_bias_add(struct tape *t, struct tensor *x, struct tensor *bias);

@@ -24,7 +24,7 @@ static int add_backward(struct tape *t, struct tape_node *node)
         float *dx = tape_grad(t, x);
         if (!dx)
             return -1;
-        vec_current()->add_to(x->size, dx, node->out->grad);
+        vec_kernels(tape_config(t)->isa)->add_to(x->size, dx, node->out->grad);
     }
     return 0;
 }
@@ -36,7 +36,7 @@ struct tensor *op_add(struct tape *t, struct tensor *a, struct tensor *b)
     struct tensor *y = tape_output(t, a->ndim, a->shape, a, b);
     if (!y)
         return NULL;
-    vec_current()->add(a->size, y->data, a->data, b->data);
+    vec_kernels(tape_config(t)->isa)->add(a->size, y->data, a->data, b->data);
     if (y->requires_grad && !tape_record(t, "add", add_backward, y, a, b))
         return NULL;
     return y;
@@ -157,7 +157,7 @@ static int reshape_backward(struct tape *t, struct tape_node *node)
     float *dx = tape_grad(t, x);
     if (!dx)
         return -1;
-    vec_current()->add_to(x->size, dx, node->out->grad);
+    vec_kernels(tape_config(t)->isa)->add_to(x->size, dx, node->out->grad);
     return 0;
 }
 

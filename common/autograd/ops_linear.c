@@ -66,7 +66,7 @@ static int bias_add_backward(struct tape *t, struct tape_node *node)
 {
     struct tensor *x = node->in[0], *bias = node->in[1], *y = node->out;
     long n = bias->size, m = x->size / n;
-    const struct vec_kernels *v = vec_current();
+    const struct vec_kernels *v = vec_kernels(tape_config(t)->isa);
     if (x->requires_grad) {
         float *dx = tape_grad(t, x);
         if (!dx)
@@ -96,7 +96,7 @@ struct tensor *op_bias_add(struct tape *t, struct tensor *x, struct tensor *bias
     if (!y)
         return NULL;
     long n = bias->size, m = x->shape[0];
-    const struct vec_kernels *v = vec_current();
+    const struct vec_kernels *v = vec_kernels(tape_config(t)->isa);
     for (long i = 0; i < m; i++)
         v->add(n, y->data + i * n, x->data + i * n, bias->data);
     if (y->requires_grad && !tape_record(t, "bias_add", bias_add_backward, y, x, bias))

@@ -11,7 +11,7 @@ static const size_t FIRST_BLOCK = (size_t)1 << 20;
 
 struct tape {
     struct arena *arena;
-    const struct gemm_backend *backend;
+    struct tape_config config;
     struct tape_node *last;  // the most recent node; each points to the one before
     int nodes;
     int recording;
@@ -19,8 +19,18 @@ struct tape {
     char error[256];
 };
 
-struct tape *tape_new(const struct gemm_backend *backend)
+struct tape_config tape_config_default(void)
 {
+    return (struct tape_config){.gemm = NULL, .conv = CONV_AUTO, .isa = isa_active()};
+}
+
+struct tape *tape_new(const struct tape_config *config)
+{
+    struct tape_config c = config ? *config : tape_config_default();
+    if (!isa_supported(c.isa))
+        return NULL;
+    if (!c.gemm)
+        c.gemm = gemm_backend_find("auto");
     struct tape *t = arena_heap_alloc(sizeof *t);
     if (!t)
         return NULL;
@@ -30,7 +40,7 @@ struct tape *tape_new(const struct gemm_backend *backend)
         arena_heap_free(t);
         return NULL;
     }
-    t->backend = backend ? backend : gemm_backend_find("auto");
+    t->config = c;
     t->recording = 1;
     return t;
 }
@@ -74,9 +84,9 @@ int tape_failed(const struct tape *t)
     return t->error[0] != '\0';
 }
 
-const struct gemm_backend *tape_backend(const struct tape *t)
+const struct tape_config *tape_config(const struct tape *t)
 {
-    return t->backend;
+    return &t->config;
 }
 
 struct arena *tape_arena(struct tape *t)
@@ -98,6 +108,51 @@ void *tape_fail(struct tape *t, const char *fmt, ...)
     vsnprintf(t->error, sizeof t->error, fmt, ap);
     va_end(ap);
     return NULL;
+}
+
+// Step tensors: a struct and its floats from the arena.
+struct tensor *tensor_new(struct tape *t, int ndim, const int *shape)
+{
+    if (!t)
+        return NULL;
+    long size = tensor_shape_size(ndim, shape);
+    if (size < 0) {
+        tape_fail(t, "tensor: a shape needs 1 to %d dimensions, each at least 1", TENSOR_MAX_DIMS);
+        return NULL;
+    }
+    struct tensor *x = arena_alloc(t->arena, sizeof *x);
+    float *data = arena_alloc(t->arena, sizeof(float) * (size_t)size);
+    if (!x || !data) {
+        tape_fail(t, "tensor: out of memory for %ld floats", size);
+        return NULL;
+    }
+    tensor_set_shape(x, ndim, shape, size);
+    x->data = data;
+    return x;
+}
+
+struct tensor *tensor_from(struct tape *t, int ndim, const int *shape, const float *values,
+                           long count)
+{
+    struct tensor *x = tensor_new(t, ndim, shape);
+    if (!x)
+        return NULL;
+    if (!values || count != x->size) {
+        tape_fail(t, "tensor: %ld values given for a tensor of %ld", count, x->size);
+        return NULL;
+    }
+    memcpy(x->data, values, sizeof(float) * (size_t)count);
+    return x;
+}
+
+struct tensor *tensor_view(struct tape *t, const struct tensor *x, int ndim, const int *shape)
+{
+    struct tensor *v = arena_alloc(t->arena, sizeof *v);
+    if (!v)
+        return tape_fail(t, "tensor: out of memory for a view");
+    tensor_set_shape(v, ndim, shape, x->size);
+    v->data = x->data;
+    return v;
 }
 
 struct tensor *tape_output(struct tape *t, int ndim, const int *shape, const struct tensor *a,
@@ -134,7 +189,7 @@ int tape_gemm(struct tape *t, const char *op, enum gemm_trans ta, enum gemm_tran
               int n, int k, const float *A, int lda, const float *B, int ldb, float beta,
               float *C, int ldc)
 {
-    const struct gemm_backend *be = t->backend;
+    const struct gemm_backend *be = t->config.gemm;
     if (be->run(ta, tb, m, n, k, 1.0f, A, lda, B, ldb, beta, C, ldc) != 0) {
         tape_fail(t, "%s: the %s GEMM backend ran out of memory", op, be->name);
         return -1;

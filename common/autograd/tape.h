@@ -1,6 +1,7 @@
 #ifndef TAPE_H
 #define TAPE_H
 
+#include "cpu.h"
 #include "gemm_backend.h"
 #include "tensor.h"
 
@@ -28,12 +29,35 @@ struct tape_node {
 };
 // end listing
 
+// How the convolutions of common/conv compute (conv.h says what each path
+// does). The choice is the tape's, so it is declared here, below conv.h.
+enum conv_path { CONV_AUTO, CONV_IM2COL, CONV_1X1, CONV_DIRECT };
+
+// listing: tape_config
+// The run-time choices the ops read from their tape: the same model, another
+// way to compute it. Two tapes in one program can differ, so a benchmark or a
+// test compares two ways side by side without setting anything back.
+struct tape_config {
+    const struct gemm_backend *gemm;  // every matmul; NULL: auto, gemm()
+    enum conv_path conv;              // every convolution; CONV_AUTO: by shape
+    enum isa isa;                     // the ops' own loops: elementwise, pooling,
+                                      // the direct convolution
+};
+// end listing
+
+// gemm() for every matmul, convolutions by shape, and the ISA every kernel
+// family follows (isa_active(), which --isa forces): the GEMM's micro-kernel
+// always runs on that one, so a tape's isa differs from it only when a
+// program asks (stage 06's bench: the scalar loops beside the vector GEMM).
+struct tape_config tape_config_default(void);
+
 // A tape for one model: its arena (all per-step memory), the nodes of the
-// current step, the GEMM backend every matmul goes through, and the first
-// error of the step. backend NULL means "auto" (gemm()). NULL when out of
-// memory.
-struct tape *tape_new(const struct gemm_backend *backend);
+// current step, its config (NULL: the default) and the first error of the
+// step. NULL when out of memory, or when config's isa is one this CPU or
+// build cannot run.
+struct tape *tape_new(const struct tape_config *config);
 void tape_free(struct tape *t);
+const struct tape_config *tape_config(const struct tape *t);
 
 // Forgets the step: nodes, step tensors, the error. Keeps the arena's memory.
 void tape_clear(struct tape *t);
@@ -57,9 +81,19 @@ int tape_backward(struct tape *t, struct tensor *loss);
 const char *tape_error(const struct tape *t);
 int tape_failed(const struct tape *t);
 
-const struct gemm_backend *tape_backend(const struct tape *t);
 struct arena *tape_arena(struct tape *t);
 int tape_node_count(const struct tape *t);
+
+// Step tensors, from the tape's arena: gone at the next tape_clear().
+// A tensor of that shape (contents undefined), or NULL with the tape's error
+// set (bad shape, out of memory).
+struct tensor *tensor_new(struct tape *t, int ndim, const int *shape);
+// The same, holding a copy of count floats (count must equal the size).
+struct tensor *tensor_from(struct tape *t, int ndim, const int *shape, const float *values,
+                           long count);
+// A tensor struct whose data is x's, seen with another shape of the same
+// size (the caller checks the size). No copy; grad is its own.
+struct tensor *tensor_view(struct tape *t, const struct tensor *x, int ndim, const int *shape);
 
 // For the ops: record the first error (printf-style) and return NULL.
 #if defined(__GNUC__)

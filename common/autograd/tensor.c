@@ -2,7 +2,6 @@
 #include <string.h>
 
 #include "arena.h"
-#include "tape.h"
 #include "tensor.h"
 
 long tensor_shape_size(int ndim, const int *shape)
@@ -18,58 +17,13 @@ long tensor_shape_size(int ndim, const int *shape)
     return size;
 }
 
-static void set_shape(struct tensor *x, int ndim, const int *shape, long size)
+void tensor_set_shape(struct tensor *x, int ndim, const int *shape, long size)
 {
     memset(x, 0, sizeof *x);
     x->ndim = ndim;
     for (int i = 0; i < ndim; i++)
         x->shape[i] = shape[i];
     x->size = size;
-}
-
-struct tensor *tensor_new(struct tape *t, int ndim, const int *shape)
-{
-    if (!t)
-        return NULL;
-    long size = tensor_shape_size(ndim, shape);
-    if (size < 0) {
-        tape_fail(t, "tensor: a shape needs 1 to %d dimensions, each at least 1", TENSOR_MAX_DIMS);
-        return NULL;
-    }
-    struct arena *a = tape_arena(t);
-    struct tensor *x = arena_alloc(a, sizeof *x);
-    float *data = arena_alloc(a, sizeof(float) * (size_t)size);
-    if (!x || !data) {
-        tape_fail(t, "tensor: out of memory for %ld floats", size);
-        return NULL;
-    }
-    set_shape(x, ndim, shape, size);
-    x->data = data;
-    return x;
-}
-
-struct tensor *tensor_from(struct tape *t, int ndim, const int *shape, const float *values,
-                           long count)
-{
-    struct tensor *x = tensor_new(t, ndim, shape);
-    if (!x)
-        return NULL;
-    if (!values || count != x->size) {
-        tape_fail(t, "tensor: %ld values given for a tensor of %ld", count, x->size);
-        return NULL;
-    }
-    memcpy(x->data, values, sizeof(float) * (size_t)count);
-    return x;
-}
-
-struct tensor *tensor_view(struct tape *t, const struct tensor *x, int ndim, const int *shape)
-{
-    struct tensor *v = arena_alloc(tape_arena(t), sizeof *v);
-    if (!v)
-        return tape_fail(t, "tensor: out of memory for a view");
-    set_shape(v, ndim, shape, x->size);
-    v->data = x->data;
-    return v;
 }
 
 struct tensor *tensor_param(int ndim, const int *shape)
@@ -86,7 +40,7 @@ struct tensor *tensor_param(int ndim, const int *shape)
         arena_heap_free(grad);
         return NULL;
     }
-    set_shape(p, ndim, shape, size);
+    tensor_set_shape(p, ndim, shape, size);
     p->data = data;
     p->grad = grad;
     p->requires_grad = 1;

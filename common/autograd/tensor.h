@@ -5,9 +5,10 @@
 // its shape beside the data. A 64×784 batch of images has ndim 2 and shape
 // {64, 784}; element (i, j) is data[i*784 + j].
 //
-// A tensor made during a step lives in its tape's arena and is gone at the
-// next tape_clear(). Parameters (tensor_param) live on the heap, outside the
-// arena, and last until tensor_free().
+// A tensor made during a step (tensor_new, in tape.h) lives in its tape's
+// arena and is gone at the next tape_clear(). Parameters (tensor_param) live
+// on the heap, outside the arena, and last until tensor_free(). This file
+// knows nothing of tapes: the tape is built on tensors, not the other way.
 
 enum { TENSOR_MAX_DIMS = 4 };
 
@@ -21,19 +22,6 @@ struct tensor {
     int owned;          // 1: a parameter, data and grad on the heap
 };
 
-struct tape;
-
-// A step tensor from the tape's arena (contents undefined), or NULL with the
-// tape's error set (bad shape, out of memory).
-struct tensor *tensor_new(struct tape *t, int ndim, const int *shape);
-// The same, holding a copy of count floats (count must equal the size).
-struct tensor *tensor_from(struct tape *t, int ndim, const int *shape, const float *values,
-                           long count);
-
-// A tensor struct from the arena whose data is x's, seen with another shape
-// of the same size (the caller checks the size). No copy; grad is its own.
-struct tensor *tensor_view(struct tape *t, const struct tensor *x, int ndim, const int *shape);
-
 // A parameter: zeroed data and gradient on the heap, requires_grad set.
 // NULL for a bad shape or when out of memory.
 struct tensor *tensor_param(int ndim, const int *shape);
@@ -42,6 +30,9 @@ void tensor_free(struct tensor *p);
 // gradients accumulate).
 void tensor_zero_grad(struct tensor *p);
 
+// Sets x to a tensor of that shape and size with no data, no gradient and
+// no flags (for the code that allocates tensors: tensor_param, tape.c).
+void tensor_set_shape(struct tensor *x, int ndim, const int *shape, long size);
 // 1 when a and b have the same shape.
 int tensor_same_shape(const struct tensor *a, const struct tensor *b);
 // Writes the shape, e.g. "64×784", into buf.

@@ -17,10 +17,9 @@ struct vec_kernels {
     void (*relu_backward)(long n, float *dx, const float *y, const float *dy);
 };
 
-// The kernels in use: the widest this CPU runs, unless vec_set_isa chose.
-const struct vec_kernels *vec_current(void);
-// Returns 0, or -1 (and changes nothing) when this CPU or build lacks isa.
-int vec_set_isa(enum isa isa);
+// The kernels of isa, which must be one this CPU runs (isa_supported): the
+// ops ask for their tape's ISA (tape_isa), the rest for isa_active().
+const struct vec_kernels *vec_kernels(enum isa isa);
 
 void vec_add_scalar(long n, float *out, const float *a, const float *b);
 void vec_add_to_scalar(long n, float *dst, const float *src);

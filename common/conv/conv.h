@@ -1,6 +1,7 @@
 #ifndef CONV_H
 #define CONV_H
 
+#include "flags.h"
 #include "tape.h"
 
 // Convolutions and pooling on the tape, for chapter 8's network. Images are
@@ -16,22 +17,26 @@
 //   y[i][o][r][q] = bias[o] + Σ_{ch,u,v} w[o][ch][u][v]·x[i][ch][r·s+u−p][q·s+v−p]
 //   (terms outside the image are zero).
 
-// How op_conv2d computes: chosen by shape (auto), or forced.
+// How op_conv2d computes (enum conv_path, in tape.h): chosen by shape
+// (auto), or as the tape's config says.
 //   im2col  the image's patches copied into a matrix, one GEMM (col2im for dx)
 //   1x1     a 1×1, stride-1, unpadded convolution is a GEMM on x as it lies
 //   direct  a 3×3 kernel in SIMD registers, no copy (stride 1)
-enum conv_path { CONV_AUTO, CONV_IM2COL, CONV_1X1, CONV_DIRECT };
 
-// Forces a path for every convolution after it (CONV_AUTO: by shape). A
-// forced path that cannot take a shape (direct with a 5×5 filter) falls back
-// to im2col.
-void conv_set_path(enum conv_path p);
-enum conv_path conv_get_path(void);
 // "auto", "im2col", "1x1", "direct"; 0 and *out set, or -1.
 int conv_parse_path(const char *name, enum conv_path *out);
 const char *conv_path_name(enum conv_path p);
-// The path op_conv2d takes for this shape under the current setting.
-enum conv_path conv_choose(int c, int h, int w, int oc, int kh, int kw, int stride, int pad);
+// The names above in enum order, then NULL (for a flag's list of choices).
+const char *const *conv_path_names(void);
+// --conv PATH: *path becomes an enum conv_path (0, auto, when not given).
+// --conv A,B for the benchmarks: the paths named, in order.
+struct flag conv_path_flag(int *path);
+struct flag conv_paths_flag(struct flag_list *paths);
+// The path op_conv2d takes for this shape when the tape wants `want`: by
+// shape for CONV_AUTO; a path that cannot take the shape (direct with a 5×5
+// filter) falls back to im2col.
+enum conv_path conv_choose(enum conv_path want, int c, int h, int w, int oc, int kh, int kw,
+                           int stride, int pad);
 
 // The convolution above as one tape node; its backward makes dx, dw and
 // dbias. NULL with the tape's error set on a bad shape (naming the op and

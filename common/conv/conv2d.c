@@ -157,12 +157,13 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
         return NULL;
     if (tape_recording(t) && bias->requires_grad)
         y->requires_grad = 1;
-    enum conv_path path = conv_choose(d.c, d.h, d.w, d.oc, d.kh, d.kw, stride, pad);
+    const struct tape_config *cfg = tape_config(t);
+    enum conv_path path = conv_choose(cfg->conv, d.c, d.h, d.w, d.oc, d.kh, d.kw, stride, pad);
     long xs = (long)d.c * d.h * d.w, ys = (long)d.oc * d.P;
 
-    const struct gemm_backend *be = tape_backend(t);
-    conv_direct_fn *kernel = conv_direct_kernel();
-    const struct vec_kernels *v = vec_current();
+    const struct gemm_backend *be = cfg->gemm;
+    conv_direct_fn *kernel = conv_direct_kernel(cfg->isa);
+    const struct vec_kernels *v = vec_kernels(cfg->isa);
     int failed = 0;
     if (path == CONV_IM2COL) {
         // Runs of images (forward_run), each thread with its own scratch.
@@ -326,8 +327,8 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
     const int *saved = node->ints;
     struct conv_back b = {.d = dims_of(x, w, saved[SAVED_STRIDE], saved[SAVED_PAD]),
                           .relu = relu,
-                          .be = tape_backend(t),
-                          .vec = vec_current(),
+                          .be = tape_config(t)->gemm,
+                          .vec = vec_kernels(tape_config(t)->isa),
                           .x = x->data,
                           .w = w->data,
                           .y = y->data,

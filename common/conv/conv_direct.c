@@ -1,5 +1,5 @@
 // The direct 3×3 convolution in plain C (the reference the vector kernels are
-// tested against), and the choice of kernel at run time.
+// tested against), and the table of it and its vector versions by ISA.
 #include <stddef.h>
 
 #include "conv_direct.h"
@@ -40,56 +40,18 @@ void conv_direct_scalar(const float *x, int c, int h, int w, const float *k, int
 }
 // end listing
 
-static conv_direct_fn *current;
-static enum isa current_isa;
-
-static conv_direct_fn *for_isa(enum isa isa)
-{
-    if (!isa_supported(isa))
-        return NULL;
-    switch (isa) {
-    case ISA_SCALAR:
-        return conv_direct_scalar;
+static conv_direct_fn *const by_isa[ISA_COUNT] = {
+    [ISA_SCALAR] = conv_direct_scalar,
 #if defined(__x86_64__)
-    case ISA_AVX2:
-        return conv_direct_avx2;
-    case ISA_AVX512:
-        return conv_direct_avx512;
+    [ISA_AVX2] = conv_direct_avx2,
+    [ISA_AVX512] = conv_direct_avx512,
 #endif
 #if defined(__aarch64__)
-    case ISA_NEON:
-        return conv_direct_neon;
+    [ISA_NEON] = conv_direct_neon,
 #endif
-    default:
-        return NULL;
-    }
-}
+};
 
-conv_direct_fn *conv_direct_kernel(void)
+conv_direct_fn *conv_direct_kernel(enum isa isa)
 {
-    if (!current) {
-        current_isa = isa_best();
-        current = for_isa(current_isa);
-    }
-    if (!current) {
-        current_isa = ISA_SCALAR;
-        current = conv_direct_scalar;
-    }
-    return current;
-}
-
-int conv_direct_set_isa(enum isa isa)
-{
-    conv_direct_fn *f = for_isa(isa);
-    if (!f)
-        return -1;
-    current = f;
-    current_isa = isa;
-    return 0;
-}
-
-enum isa conv_direct_isa(void)
-{
-    conv_direct_kernel();
-    return current_isa;
+    return by_isa[isa];
 }

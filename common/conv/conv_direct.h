@@ -18,12 +18,9 @@ typedef void conv_direct_fn(const float *x, int c, int h, int w, const float *k,
 // 1 when the direct kernel takes this convolution.
 int conv_direct_takes(int kh, int kw, int stride, int pad);
 
-// The kernel in use: the widest this CPU runs, unless conv_direct_set_isa
-// chose, which returns 0, or -1 (and changes nothing) when this CPU or build
-// lacks isa.
-conv_direct_fn *conv_direct_kernel(void);
-int conv_direct_set_isa(enum isa isa);
-enum isa conv_direct_isa(void);
+// The kernel of isa, which must be one this CPU runs (isa_supported): the
+// convolution asks for its tape's ISA.
+conv_direct_fn *conv_direct_kernel(enum isa isa);
 
 conv_direct_fn conv_direct_scalar;
 conv_direct_fn conv_direct_avx2;

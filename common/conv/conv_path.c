@@ -1,23 +1,26 @@
 // Which of the three ways op_conv2d computes a convolution: by shape, or
-// forced by a program flag (--conv).
+// as the tape's config says (a program's --conv).
 #include <string.h>
 
 #include "conv.h"
 #include "conv_direct.h"
 
-static enum conv_path forced = CONV_AUTO;
+static const char *const names[] = {"auto", "im2col", "1x1", "direct", NULL};
 
-void conv_set_path(enum conv_path p)
+const char *const *conv_path_names(void)
 {
-    forced = p;
+    return names;
 }
 
-enum conv_path conv_get_path(void)
+struct flag conv_path_flag(int *path)
 {
-    return forced;
+    return flag_choice("--conv", "PATH", path, names, NULL, "how the convolutions compute");
 }
 
-static const char *const names[] = {"auto", "im2col", "1x1", "direct"};
+struct flag conv_paths_flag(struct flag_list *paths)
+{
+    return flag_choices("--conv", "A,B", paths, names, NULL, "only these convolution paths");
+}
 
 int conv_parse_path(const char *name, enum conv_path *out)
 {
@@ -43,13 +46,14 @@ static int takes_1x1(int kh, int kw, int stride, int pad)
 }
 
 // listing: conv_choose
-enum conv_path conv_choose(int c, int h, int w, int oc, int kh, int kw, int stride, int pad)
+enum conv_path conv_choose(enum conv_path want, int c, int h, int w, int oc, int kh, int kw,
+                           int stride, int pad)
 {
     (void)h;
     (void)w;
     (void)oc;
     int direct_ok = conv_direct_takes(kh, kw, stride, pad);
-    switch (forced) {
+    switch (want) {
     case CONV_IM2COL:
         return CONV_IM2COL;
     case CONV_1X1:

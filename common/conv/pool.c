@@ -70,7 +70,7 @@ struct tensor *op_maxpool2(struct tape *t, struct tensor *x)
     if (!where)
         return tape_fail(t, "maxpool2: out of memory for %ld indices", y->size);
     long planes = (long)n * c, xs = (long)h * w, ys = (long)oh * ow;
-    maxpool_row_fn *row = maxpool_row_kernel();
+    maxpool_row_fn *row = maxpool_row_kernel(tape_config(t)->isa);
 #pragma omp parallel for schedule(static)
     for (long p = 0; p < planes; p++)
         maxpool_plane(row, x->data + p * xs, h, w, p * xs, y->data + p * ys, where + p * ys);

@@ -1,5 +1,5 @@
-// The row of 2×2 max pooling (pool_row.h): the plain loop, and the choice
-// of the vector version at run time.
+// The row of 2×2 max pooling (pool_row.h): the plain loop, and the table of
+// it and its vector versions by ISA.
 #include <stddef.h>
 
 #include "pool_row.h"
@@ -39,44 +39,18 @@ void maxpool_row_scalar(const float *top, const float *bottom, int w, int ow, in
 }
 // end listing
 
-static maxpool_row_fn *current;
-
-static maxpool_row_fn *for_isa(enum isa isa)
-{
-    if (!isa_supported(isa))
-        return NULL;
-    switch (isa) {
-    case ISA_SCALAR:
-        return maxpool_row_scalar;
+static maxpool_row_fn *const by_isa[ISA_COUNT] = {
+    [ISA_SCALAR] = maxpool_row_scalar,
 #if defined(__x86_64__)
-    case ISA_AVX2:
-        return maxpool_row_avx2;
-    case ISA_AVX512:
-        return maxpool_row_avx512;
+    [ISA_AVX2] = maxpool_row_avx2,
+    [ISA_AVX512] = maxpool_row_avx512,
 #endif
 #if defined(__aarch64__)
-    case ISA_NEON:
-        return maxpool_row_neon;
+    [ISA_NEON] = maxpool_row_neon,
 #endif
-    default:
-        return NULL;
-    }
-}
+};
 
-maxpool_row_fn *maxpool_row_kernel(void)
+maxpool_row_fn *maxpool_row_kernel(enum isa isa)
 {
-    if (!current)
-        current = for_isa(isa_best());
-    if (!current)
-        current = maxpool_row_scalar;
-    return current;
-}
-
-int maxpool_row_set_isa(enum isa isa)
-{
-    maxpool_row_fn *f = for_isa(isa);
-    if (!f)
-        return -1;
-    current = f;
-    return 0;
+    return by_isa[isa];
 }

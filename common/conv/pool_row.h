@@ -19,9 +19,8 @@ maxpool_row_fn maxpool_row_avx2;
 maxpool_row_fn maxpool_row_avx512;
 maxpool_row_fn maxpool_row_neon;
 
-// The row kernel in use: the widest this CPU runs, unless
-// maxpool_row_set_isa chose (0, or -1 when this CPU or build lacks isa).
-maxpool_row_fn *maxpool_row_kernel(void);
-int maxpool_row_set_isa(enum isa isa);
+// The row kernel of isa, which must be one this CPU runs (isa_supported):
+// op_maxpool2 asks for its tape's ISA.
+maxpool_row_fn *maxpool_row_kernel(enum isa isa);
 
 #endif

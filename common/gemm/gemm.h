@@ -9,7 +9,7 @@
 //
 // The error bound: every element of C differs from the exact result by at
 // most mat_error_bound(k, |alpha|·Σp|op(A)[i][p]·op(B)[p][j]| + |beta·C[i][j]|)
-// (common/harness/mat.c, chapter 1): an elementwise bound, which Strassen's
+// (common/base/mat.c, chapter 1): an elementwise bound, which Strassen's
 // algorithm below does not keep. gemm() uses it only where the measured rule
 // says it keeps it (gemm_strassen_pays in gemm_parts.h).
 //

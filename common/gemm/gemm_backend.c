@@ -1,3 +1,4 @@
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -122,8 +123,41 @@ const struct gemm_backend *gemm_backend_find(const char *name)
     return NULL;
 }
 
-const struct gemm_backend *gemm_backend_from_env(void)
+// The names and their lines, NULL-terminated, as a flag's choices: filled
+// when the first flag is made (a program makes its flags before any thread).
+enum { COUNT = sizeof backends / sizeof backends[0] };
+static const char *names[COUNT + 1], *abouts[COUNT + 1];
+
+static void fill_names(void)
 {
-    const char *name = getenv("GEMM_BACKEND");
-    return gemm_backend_find(name && *name ? name : "auto");
+    for (int i = 0; i < COUNT; i++) {
+        names[i] = backends[i].name;
+        abouts[i] = backends[i].about;
+    }
+}
+
+// GEMM_BACKEND, in the environment, was once another way to choose: a
+// program that takes --gemm says it is read no more, rather than ignore it.
+static void note_old_variable(void)
+{
+    const char *old = getenv("GEMM_BACKEND");
+    if (old)
+        fprintf(stderr, "note: GEMM_BACKEND=%s is not read any more: use --gemm %s (GEMM= for "
+                        "make)\n",
+                old, old);
+}
+
+struct flag gemm_backend_flag(int *index)
+{
+    note_old_variable();
+    fill_names();
+    return flag_choice("--gemm", "NAME", index, names, abouts,
+                       "the GEMM every matmul goes through");
+}
+
+struct flag gemm_backends_flag(struct flag_list *list)
+{
+    note_old_variable();
+    fill_names();
+    return flag_choices("--gemm", "A,B", list, names, abouts, "only these GEMM backends");
 }

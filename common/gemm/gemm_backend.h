@@ -1,6 +1,7 @@
 #ifndef GEMM_BACKEND_H
 #define GEMM_BACKEND_H
 
+#include "flags.h"
 #include "gemm.h"
 
 // Every matrix multiply of the book behind one interface, so a program (the
@@ -26,10 +27,12 @@ struct gemm_backend {
 
 // The backend called name, or NULL.
 const struct gemm_backend *gemm_backend_find(const char *name);
-// All of them, for listing in a usage message.
+// All of them, "auto" first, for listing in a usage message.
 const struct gemm_backend *gemm_backend_all(int *count);
-// The backend named by the environment variable GEMM_BACKEND, "auto" when it
-// is unset; NULL when it names none (the caller says so and lists them).
-const struct gemm_backend *gemm_backend_from_env(void);
+// --gemm NAME: *index becomes the backend's index in gemm_backend_all()
+// (0, auto, when not given). --gemm A,B for the benchmarks: the indices of
+// those named, in order.
+struct flag gemm_backend_flag(int *index);
+struct flag gemm_backends_flag(struct flag_list *list);
 
 #endif

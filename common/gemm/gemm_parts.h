@@ -33,20 +33,15 @@ int gemm_even_block(int size, int block, int unit);
 // cache sizes (cpu_caches()) for the kernel's MR×NR.
 struct gemm_blocking gemm_current_blocking(void);
 
-// Replaces it, to measure another choice or to test the loop edges with
-// small blocks, until the next gemm_set_isa(). mr and nr must be the
-// kernel's; returns -1 (and changes nothing) otherwise, or if mc < mr,
-// nc < nr or kc < 1.
+// Replaces the active ISA's blocking, to measure another choice or to test
+// the loop edges with small blocks, until gemm_reset_kernels(). mr and nr
+// must be the kernel's; returns -1 (and changes nothing) otherwise, or if
+// mc < mr, nc < nr or kc < 1.
 int gemm_set_blocking(struct gemm_blocking b);
 
 // ---------------------------------------------------------------------------
-// The kernel in use (gemm_kernel.c). Instruction sets are enum isa of
-// cpu.h. The best one this CPU has is used unless a program asks for another, e.g. to compare them.
-
-// Returns 0, or -1 (and changes nothing) if this CPU or build lacks the ISA.
-int gemm_set_isa(enum isa isa);
-void gemm_set_best_isa(void);
-enum isa gemm_get_isa(void);
+// The kernel in use (gemm_kernel.c): the active ISA's (isa_active() of
+// cpu.h, which isa_force() changes for every kernel family at once).
 
 // ---------------------------------------------------------------------------
 // When gemm() may use Strassen's algorithm, and how deep (gemm_strassen_rule.c).
@@ -118,14 +113,16 @@ struct gemm_kernel {
     struct gemm_blocking blocking;
 };
 
-// The kernel selected by gemm_set_isa() (AUTO on first use).
+// The active ISA's kernel and blocking.
 const struct gemm_kernel *gemm_current_kernel(void);
 
-// Replaces the micro-kernel the packed path runs, keeping the blocking (and
-// so mr×nr, which run must compute), until the next gemm_set_isa(): chapter
-// 4 measures the same five loops around other kernels with it. Returns -1
-// (and changes nothing) if run is NULL.
+// Replaces the micro-kernel the active ISA's packed path runs, keeping the
+// blocking (and so mr×nr, which run must compute), until
+// gemm_reset_kernels(): chapter 4 measures the same five loops around other
+// kernels with it. Returns -1 (and changes nothing) if run is NULL.
 int gemm_set_microkernel(gemm_microkernel *run);
+// Every ISA's own micro-kernel and blocking again.
+void gemm_reset_kernels(void);
 
 // ---------------------------------------------------------------------------
 // Packing (gemm_pack.c). Both write zero-padded, 64-byte-aligned-friendly

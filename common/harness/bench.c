@@ -9,73 +9,38 @@
 
 #include "args.h"
 #include "bench.h"
+#include "flags.h"
 #include "blas.h"
+#include "machine.h"
 #include "mat.h"
 #include "peak.h"
 #include "timer.h"
 
-#ifndef BENCH_CFLAGS
-#define BENCH_CFLAGS "unknown"
-#endif
-
-enum { MAX_THREADS = 256, MAX_REPS = 1000, MAX_DIM = 1000000 };
+enum { MAX_REPS = 1000, MAX_DIM = 1000000 };
 
 // A kernel that needs longer than this for its repetitions stops early: the
 // median of fewer runs of a slow kernel is still a fair number, and a quick
 // benchmark should stay quick.
 static const double TIME_BUDGET = 4.0;
 
-static void usage(FILE *f, const struct bench_stage *stage, const char *prog)
-{
-    fprintf(f,
-            "usage: %s [options]\n"
-            "  --sizes 256,512,1024     square sizes (default %s)\n"
-            "  --shapes 128x10x256,...  M×N×K shapes instead of square sizes\n"
-            "  --threads N              threads for threaded kernels and OpenBLAS (default: %d)\n"
-            "  --reps R                 timed repetitions, median reported (default 5)\n"
-            "  --kernels a,b            run only these kernels\n"
-            "  --isa NAME               only kernels of scalar|avx2|avx512|neon\n"
-            "  --csv FILE               write the CSV to FILE ('-' for stdout)\n"
-            "  --append                 add rows to an existing CSV (no header)\n"
-            "  --tag TEXT               append TEXT to each kernel's name\n"
-            "  --quick                  small sizes and 3 repetitions (%s)\n"
-            "kernels:",
-            prog, stage->sizes, cpu_count(), stage->quick_sizes);
-    for (int i = 0; i < stage->nkernels; i++)
-        fprintf(f, " %s", stage->kernels[i].name);
-    fprintf(f, " openblas\n");
-}
-
-// A whole positive decimal number in [1, max], or -1.
-static long parse_count(const char *s, long max)
-{
-    if (!s || *s < '0' || *s > '9')
-        return -1;
-    errno = 0;
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (errno || *end || v < 1 || v > max)
-        return -1;
-    return v;
-}
-
+// "256,512" (square, from --sizes) or "128x10x256,..." (M×N×K, from
+// --shapes) into o->shapes. Returns 0, or -1 with bad at the item that is
+// wrong.
 static int parse_dim(const char *s, size_t len, int *out)
 {
     char buf[32];
+    long v;
     if (len == 0 || len >= sizeof buf)
         return -1;
     memcpy(buf, s, len);
     buf[len] = '\0';
-    long v = parse_count(buf, MAX_DIM);
-    if (v < 0)
+    if (args_long(buf, 1, MAX_DIM, &v) != 0)
         return -1;
     *out = (int)v;
     return 0;
 }
 
-// "256,512" (square) or "128x10x256,..." (M×N×K) into o->shapes.
-static int parse_shapes(const char *list, int square, struct bench_options *o,
-                        const char **bad)
+static int parse_shapes(const char *list, struct bench_options *o, const char **bad)
 {
     o->nshapes = 0;
     const char *p = list;
@@ -85,46 +50,19 @@ static int parse_shapes(const char *list, int square, struct bench_options *o,
         *bad = p;
         if (o->nshapes == BENCH_MAX_SHAPES)
             return -1;
-        if (square) {
-            if (parse_dim(p, len, &s.m) != 0)
-                return -1;
-            s.n = s.k = s.m;
-        } else {
-            size_t a = strcspn(p, "x,");
-            if (a >= len || parse_dim(p, a, &s.m) != 0)
-                return -1;
-            size_t b = strcspn(p + a + 1, "x,");
-            if (a + 1 + b >= len || parse_dim(p + a + 1, b, &s.n) != 0)
-                return -1;
-            if (parse_dim(p + a + b + 2, len - a - b - 2, &s.k) != 0)
-                return -1;
-        }
+        size_t a = strcspn(p, "x,");
+        if (a >= len || parse_dim(p, a, &s.m) != 0)
+            return -1;
+        size_t b = strcspn(p + a + 1, "x,");
+        if (a + 1 + b >= len || parse_dim(p + a + 1, b, &s.n) != 0)
+            return -1;
+        if (parse_dim(p + a + b + 2, len - a - b - 2, &s.k) != 0)
+            return -1;
         o->shapes[o->nshapes++] = s;
         if (p[len] == '\0')
             return 0;
         p += len + 1;
     }
-}
-
-static int known_kernel(const struct bench_stage *stage, const char *name, size_t len)
-{
-    if (len == 8 && strncmp(name, "openblas", 8) == 0)
-        return 1;
-    for (int i = 0; i < stage->nkernels; i++)
-        if (strlen(stage->kernels[i].name) == len &&
-            strncmp(stage->kernels[i].name, name, len) == 0)
-            return 1;
-    return 0;
-}
-
-static int fail(const struct bench_stage *stage, const char *prog, const char *fmt,
-                const char *what)
-{
-    fprintf(stderr, "error: ");
-    fprintf(stderr, fmt, what);
-    fprintf(stderr, "\n");
-    usage(stderr, stage, prog);
-    return 2;
 }
 
 // Three matrices of the largest shape must fit comfortably in memory.
@@ -134,96 +72,76 @@ static int too_big(const struct bench_shape *s)
     return bytes > 8.0 * 1024 * 1024 * 1024;
 }
 
+// The names --kernels takes: the stage's kernels, then openblas.
+static const char *const *kernel_names(const struct bench_stage *stage)
+{
+    static const char *names[FLAG_LIST_MAX + 1];
+    int n = 0;
+    for (int i = 0; i < stage->nkernels && n < FLAG_LIST_MAX - 1; i++)
+        names[n++] = stage->kernels[i].name;
+    names[n++] = "openblas";
+    names[n] = NULL;
+    return names;
+}
+
 int bench_parse(const struct bench_stage *stage, int argc, char **argv,
                 struct bench_options *o)
 {
-    const char *prog = argc > 0 ? argv[0] : "bench";
     memset(o, 0, sizeof *o);
     o->threads = cpu_count();
-    o->reps = 5;
-    const char *sizes = NULL, *shapes = NULL;
-    int reps_given = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *flag = argv[i];
-        int takes_value = strcmp(flag, "--sizes") == 0 || strcmp(flag, "--shapes") == 0 ||
-                          strcmp(flag, "--threads") == 0 || strcmp(flag, "--reps") == 0 ||
-                          strcmp(flag, "--kernels") == 0 || strcmp(flag, "--isa") == 0 ||
-                          strcmp(flag, "--csv") == 0 || strcmp(flag, "--tag") == 0;
-        const char *value = NULL;
-        if (takes_value) {
-            if (i + 1 >= argc || argv[i + 1][0] == '\0')
-                return fail(stage, prog, "%s needs a value", flag);
-            value = argv[++i];
-        }
-        if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) {
-            usage(stdout, stage, prog);
-            return 1;
-        } else if (strcmp(flag, "--sizes") == 0) {
-            sizes = value;
-        } else if (strcmp(flag, "--shapes") == 0) {
-            shapes = value;
-        } else if (strcmp(flag, "--threads") == 0) {
-            long t = parse_count(value, MAX_THREADS);
-            if (t < 0)
-                return fail(stage, prog, "--threads wants a whole number from 1 to 256, not '%s'",
-                            value);
-            o->threads = (int)t;
-        } else if (strcmp(flag, "--reps") == 0) {
-            long r = parse_count(value, MAX_REPS);
-            if (r < 0)
-                return fail(stage, prog, "--reps wants a whole number from 1 to 1000, not '%s'",
-                            value);
-            o->reps = (int)r;
-            reps_given = 1;
-        } else if (strcmp(flag, "--kernels") == 0) {
-            for (const char *p = value;;) {
-                size_t len = strcspn(p, ",");
-                if (!known_kernel(stage, p, len))
-                    return fail(stage, prog, "unknown kernel in '%s'", value);
-                if (p[len] == '\0')
-                    break;
-                p += len + 1;
-            }
-            o->kernels = value;
-        } else if (strcmp(flag, "--isa") == 0) {
-            if (isa_parse(value, &o->isa) != 0)
-                return fail(stage, prog, "--isa wants scalar, avx2, avx512 or neon, not '%s'",
-                            value);
-            if (!isa_supported(o->isa)) {
-                fprintf(stderr, "error: this CPU (%s) cannot run %s code\n", cpu_model(),
-                        value);
-                return 2;
-            }
-            o->force_isa = 1;
-        } else if (strcmp(flag, "--csv") == 0) {
-            o->csv = value;
-        } else if (strcmp(flag, "--tag") == 0) {
-            o->tag = value;
-        } else if (strcmp(flag, "--quick") == 0) {
-            o->quick = 1;
-        } else if (strcmp(flag, "--append") == 0) {
-            o->append = 1;
-        } else {
-            return fail(stage, prog, "unknown option '%s'", flag);
-        }
-    }
-    if (sizes && shapes)
-        return fail(stage, prog, "%s", "give --sizes or --shapes, not both");
+    o->isa = ISA_COUNT;  // none given
+    struct flag_list sizes = {0};
+    const char *shapes = NULL;
+    struct flags f = {.about = "Checks each kernel against a double-precision reference, then "
+                               "times it beside OpenBLAS\nand the machine's peak."};
+    char sizes_help[160];
+    snprintf(sizes_help, sizeof sizes_help, "square sizes (default %s; %s with --quick)",
+             stage->sizes, stage->quick_sizes);
+    flags_add(&f, flag_counts("--sizes", "N,N", &sizes, 1, MAX_DIM, sizes_help));
+    struct flag fl;
+    flags_add(&f,
+              flag_text("--shapes", "MxNxK,...", &shapes, "M×N×K shapes instead of square sizes"));
+    fl = flag_threads(&o->threads);
+    fl.help = "threads for the threaded kernels and OpenBLAS";
+    flags_add(&f, fl);
+    fl = flag_reps(&o->reps);
+    fl.help = "timed repetitions, median kept (default 5; 3 with --quick)";
+    fl.hi = MAX_REPS;
+    flags_add(&f, fl);
+    flags_add(&f, flag_choices("--kernels", "A,B", &o->kernels, kernel_names(stage), NULL,
+                               "only these kernels"));
+    fl = flag_isa(&o->isa);
+    fl.help = "the instruction set; rows written for another vector ISA are skipped";
+    flags_add(&f, fl);
+    flags_add(&f, flag_csv(&o->csv));
+    flags_add(&f, flag_switch("--append", &o->append,
+                              "add rows to the --csv file (no header, no OpenBLAS rows)"));
+    flags_add(&f, flag_text("--tag", "TEXT", &o->tag, "append TEXT to each kernel's name"));
+    flags_add(&f, flag_switch("--quick", &o->quick, "the quick sizes and 3 repetitions"));
+    int rc = flags_parse(&f, argc, argv);
+    if (rc != 0)
+        return rc;
+    if (sizes.n && shapes)
+        return flags_fail(&f, "give --sizes or --shapes, not both");
     if (o->append && (!o->csv || strcmp(o->csv, "-") == 0))
-        return fail(stage, prog, "%s", "--append needs --csv FILE");
-    if (o->quick && !reps_given)
-        o->reps = 3;
-    const char *list = shapes ? shapes : sizes ? sizes : o->quick ? stage->quick_sizes
-                                                                 : stage->sizes;
+        return flags_fail(&f, "--append needs --csv FILE");
+    if (o->reps == 0)
+        o->reps = o->quick ? 3 : 5;
     const char *bad;
-    if (parse_shapes(list, shapes == NULL, o, &bad) != 0)
-        return fail(stage, prog,
-                    shapes ? "bad shape at '%s': want MxNxK, each from 1 to 1000000"
-                           : "bad size at '%s': want whole numbers from 1 to 1000000",
-                    bad);
+    if (shapes) {
+        if (parse_shapes(shapes, o, &bad) != 0)
+            return flags_fail(&f, "bad shape at '%s': want MxNxK, each from 1 to %d", bad,
+                              MAX_DIM);
+    } else {
+        if (sizes.n == 0)
+            sizes.n = args_counts(o->quick ? stage->quick_sizes : stage->sizes, 1, MAX_DIM,
+                                  sizes.v, FLAG_LIST_MAX);
+        for (int i = 0; i < sizes.n && i < BENCH_MAX_SHAPES; i++)
+            o->shapes[o->nshapes++] = (struct bench_shape){sizes.v[i], sizes.v[i], sizes.v[i]};
+    }
     for (int i = 0; i < o->nshapes; i++)
         if (too_big(&o->shapes[i]))
-            return fail(stage, prog, "%s", "a shape needs more than 8 GiB of matrices");
+            return flags_fail(&f, "a shape needs more than 8 GiB of matrices");
     return 0;
 }
 
@@ -239,65 +157,29 @@ double bench_median(double *t, int n)
     return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
 
-static const char *compiler(void)
-{
-#if defined(__clang__)
-    return "clang " __clang_version__;
-#elif defined(__GNUC__)
-    return "gcc " __VERSION__;
-#else
-    return "unknown compiler";
-#endif
-}
-
-void bench_write_machine(FILE *f, const char *stage, int threads)
-{
-    char date[32];
-    time_t now = time(NULL);
-    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    const char *coretype = getenv("OPENBLAS_CORETYPE");
-    // The clock the peak was computed with, so that clock × FMAs per cycle ×
-    // lanes × 2 in this header gives the peak it prints.
-    fprintf(f, "# stage: %s\n# cpu: %s\n# cores: %d\n# clock_ghz: %.2f\n", stage, cpu_model(),
-            cpu_count(), peak_get(isa_best(), 1).clock_ghz);
-    int counts[2] = {1, threads};
-    for (int c = 0; c < (threads > 1 ? 2 : 1); c++) {
-        for (int isa = 0; isa < ISA_COUNT; isa++)
-            if (isa_supported((enum isa)isa))
-                fprintf(f, "# peak.%s.%d: %.1f\n", isa_name((enum isa)isa), counts[c],
-                        peak_get((enum isa)isa, counts[c]).gflops);
-        fprintf(f, "# peak.machine.%d: %.1f\n", counts[c], peak_get(isa_best(), counts[c]).gflops);
-    }
-    struct peak p = peak_get(isa_best(), 1);
-    fprintf(f, "# fma_latency_cycles.%s: %.2f\n# fmas_per_cycle.%s: %.2f\n", isa_name(p.isa),
-            p.fma_latency, isa_name(p.isa), p.fmas_per_cycle);
-    // The blocking of the packed GEMM follows from these, so a results file
-    // says which caches its numbers were measured with.
-    struct cpu_caches c = cpu_caches();
-    fprintf(f, "# l1d_kib: %ld\n# l2_kib: %ld\n# l3_kib: %ld\n", c.l1d / 1024, c.l2 / 1024,
-            c.l3 / 1024);
-    fprintf(f, "# compiler: %s\n# cflags: %s\n", compiler(), BENCH_CFLAGS);
-    fprintf(f, "# openblas_config: %s\n# openblas_core: %s\n# openblas_coretype: %s\n",
-            blas_config(), blas_core(), coretype ? coretype : "unset");
-    const char *l2_size = getenv("OPENBLAS_L2_SIZE");
-    fprintf(f, "# openblas_l2_size: %s\n# openblas_isa: %s\n# isa_best: %s\n",
-            l2_size ? l2_size : "unset", isa_name(blas_isa()), isa_name(isa_best()));
-    // Present only when OpenBLAS is held back: plots and the book repeat it.
-    char note[512];
-    if (blas_limit_note(stage, note, sizeof note))
-        fprintf(f, "# openblas_note: %s\n", note);
-    fprintf(f, "# date: %s\n", date);
-}
-
 void bench_write_header(FILE *f, const char *stage, int threads)
 {
-    bench_write_machine(f, stage, threads);
+    machine_write(f, stage, threads);
     fprintf(f, "kernel,isa,threads,m,n,k,seconds,gflops,pct_peak,vs_openblas\n");
 }
 
-static int selected(const struct bench_options *o, const char *name)
+// Whether --kernels (none: all) names the stage's kernel i; i = nkernels is
+// openblas.
+static int selected(const struct bench_options *o, int i)
 {
-    return !o->kernels || args_in_list(o->kernels, name);
+    if (o->kernels.n == 0)
+        return 1;
+    for (int j = 0; j < o->kernels.n; j++)
+        if (o->kernels.v[j] == i)
+            return 1;
+    return 0;
+}
+
+// Under --isa, a row written for another vector ISA is skipped; plain C
+// (scalar) rows run on any.
+static int isa_selected(const struct bench_options *o, enum isa row)
+{
+    return o->isa == ISA_COUNT || row == o->isa || row == ISA_SCALAR;
 }
 
 struct measurement {
@@ -430,7 +312,7 @@ int bench_run(const struct bench_stage *stage, const struct bench_options *o)
     int any_single = 0, any_threaded = 0;
     for (int i = 0; i < stage->nkernels; i++) {
         const struct bench_kernel *kern = &stage->kernels[i];
-        if (!selected(o, kern->name) || (o->force_isa && kern->isa != o->isa))
+        if (!selected(o, i) || !isa_selected(o, kern->isa))
             continue;
         if (!isa_supported(kern->isa)) {
             fprintf(stderr, "note: skipping %s: this CPU cannot run %s code\n", kern->name,
@@ -457,7 +339,8 @@ int bench_run(const struct bench_stage *stage, const struct bench_options *o)
             "seconds", "GFLOPS", "%peak", "vs BLAS");
 
     int status = 0;
-    int with_blas_rows = !o->append && selected(o, "openblas");
+    int with_blas_rows = !o->append && selected(o, stage->nkernels);
+    enum isa run_isa = isa_active();
     for (int si = 0; si < o->nshapes && status == 0; si++) {
         struct problem p = {o->shapes[si], NULL, NULL, NULL};
         int m = p.s.m, n = p.s.n, k = p.s.k;
@@ -487,15 +370,19 @@ int bench_run(const struct bench_stage *stage, const struct bench_options *o)
             }
             for (int i = 0; i < stage->nkernels && status == 0; i++) {
                 const struct bench_kernel *kern = &stage->kernels[i];
-                if (!selected(o, kern->name) || (o->force_isa && kern->isa != o->isa) ||
-                    !isa_supported(kern->isa))
+                if (!selected(o, i) || !isa_selected(o, kern->isa) || !isa_supported(kern->isa))
                     continue;
                 int threaded = kern->threaded && o->threads > 1;
                 int threads = threaded ? o->threads : 1;
                 struct measurement r;
                 char full[96];
                 snprintf(full, sizeof full, "%s%s", kern->name, tag);
-                if (measure(full, kern->fn, threads, o->reps, &p, &r, stage->normwise_bound) != 0)
+                // Each row runs on its own ISA: every kernel family follows.
+                isa_force(kern->isa);
+                int wrong = measure(full, kern->fn, threads, o->reps, &p, &r,
+                                    stage->normwise_bound) != 0;
+                isa_force(run_isa);
+                if (wrong)
                     status = 1;
                 else
                     print_row(table, csv, kern->name, tag, kern->isa, threads, &p.s, &r,

@@ -4,10 +4,11 @@
 #include <stdio.h>
 
 #include "cpu.h"
+#include "flags.h"
 #include "mat.h"
 
 // The benchmark harness every stage's driver uses. A driver lists its
-// kernels and calls bench_main; the harness parses the flags of design.md,
+// kernels and calls bench_main; the harness reads the flags (cli/flags.h),
 // checks each kernel against a double-precision reference, times it against
 // OpenBLAS and the machine's peak in the same run, and writes the CSV and a
 // readable table.
@@ -19,7 +20,8 @@ typedef void (*bench_matmul_fn)(int m, int n, int k, const float *A, int lda,
 
 struct bench_kernel {
     const char *name;
-    enum isa isa;
+    enum isa isa;  // what the row's code is written for: every kernel family
+                   // runs it while the row runs (isa_force)
     int threaded;  // 1: runs on --threads threads; 0: always on one
     bench_matmul_fn fn;
 };
@@ -49,9 +51,8 @@ struct bench_options {
     int nshapes;
     int threads;
     int reps;
-    const char *kernels;  // comma-separated names, or NULL for all
-    int force_isa;        // run only the kernels of `isa`
-    enum isa isa;
+    struct flag_list kernels;  // indices of the stage's kernels (nkernels: openblas); n 0: all
+    enum isa isa;              // --isa, forced for every kernel family; ISA_COUNT: not given
     const char *csv;  // NULL: table only; "-": CSV on stdout, table on stderr
     int quick;
     int append;       // add rows to an existing CSV: no header, no OpenBLAS rows
@@ -82,7 +83,5 @@ double bench_median(double *t, int n);
 
 // The `#` lines that describe this machine, then the column header row.
 void bench_write_header(FILE *f, const char *stage, int threads);
-// Only the `#` lines, for a results file with columns of its own.
-void bench_write_machine(FILE *f, const char *stage, int threads);
 
 #endif

@@ -1,27 +1,28 @@
 #include "cpu.h"
 #include "simd.h"
 
-// The AVX kernels exist only in an x86-64 build and the NEON one only in an
-// AArch64 build, so each call sits behind the matching #if as well as the
-// run-time check.
 // listing: dispatch
+// One kernel per instruction set, in a table indexed by enum isa. The AVX
+// kernels exist only in an x86-64 build and the NEON one only in an AArch64
+// build, so each entry sits behind the matching #if; isa_active() never
+// names an ISA this build lacks.
+typedef void matmul_fn(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
+                       float *C, int ldc);
+
+static matmul_fn *const by_isa[ISA_COUNT] = {
+    [ISA_SCALAR] = matmul_simd_scalar,
+#if defined(__x86_64__)
+    [ISA_AVX2] = matmul_simd_avx2,
+    [ISA_AVX512] = matmul_simd_avx512,
+#endif
+#if defined(__aarch64__)
+    [ISA_NEON] = matmul_simd_neon,
+#endif
+};
+
 void matmul_simd(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
                  float *C, int ldc)
 {
-#if defined(__x86_64__)
-    if (isa_supported(ISA_AVX512)) {
-        matmul_simd_avx512(m, n, k, A, lda, B, ldb, C, ldc);
-        return;
-    }
-    if (isa_supported(ISA_AVX2)) {
-        matmul_simd_avx2(m, n, k, A, lda, B, ldb, C, ldc);
-        return;
-    }
-#endif
-#if defined(__aarch64__)
-    matmul_simd_neon(m, n, k, A, lda, B, ldb, C, ldc);
-#else
-    matmul_simd_scalar(m, n, k, A, lda, B, ldb, C, ldc);
-#endif
+    by_isa[isa_active()](m, n, k, A, lda, B, ldb, C, ldc);
 }
 // end listing

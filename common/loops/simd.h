@@ -7,7 +7,8 @@
 // A is m×k (lda ≥ k), B is k×n (ldb ≥ n), C is m×n (ldc ≥ n), all row-major.
 // C is overwritten.
 
-// The widest of the kernels below that this CPU runs.
+// The kernel below of the active ISA (isa_active(): the widest this CPU
+// runs, unless --isa forced another).
 void matmul_simd(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
                  float *C, int ldc);
 

@@ -2,7 +2,6 @@
 // examples: two 3×3 convolutions, each with ReLU and 2×2 max pooling, then
 // two Linear layers. Another nn_model: the training loop, the optimizers and
 // the checkpoints of chapter 7 take it as they take the MLP.
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,24 +40,12 @@ static struct tensor *cnn_forward(struct nn_model *m, struct tape *t, struct ten
 }
 // end listing
 
-// Weights drawn normal with standard deviation √(2/fan_in), He's rule as in
-// the MLP; a convolution's fan_in is what one output sums over, c·kh·kw.
-static void he_fill(struct tensor *w, int fan_in, uint64_t *state)
-{
-    double sd = sqrt(2.0 / fan_in);
-    for (long i = 0; i < w->size; i++)
-        w->data[i] = (float)(sd * nn_normal(state));
-}
-
 int nn_cnn_init(struct nn_model *m, uint64_t seed, char *err, size_t errlen)
 {
     memset(m, 0, sizeof *m);
     snprintf(m->desc, sizeof m->desc, "cnn 1x28x28-c32-p-c64-p-128-10");
     m->forward = cnn_forward;
-    // The input is a flattened image, as for the MLP: train_step and the
-    // trainer read sizes[0]; the layers' own sizes are in the shapes above.
-    m->nsizes = 1;
-    m->sizes[0] = IMG * IMG;
+    m->inputs = IMG * IMG;  // a flattened image, as for the MLP
     m->forward_flops = nn_cnn_forward_flops();
     m->train_flops = nn_cnn_train_flops();
     struct {
@@ -71,15 +58,14 @@ int nn_cnn_init(struct nn_model *m, uint64_t seed, char *err, size_t errlen)
     };
     uint64_t state = seed;
     for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++) {
-        struct tensor *p = tensor_param(layers[i].ndim, layers[i].shape);
+        struct tensor *p = nn_add_param(m, layers[i].ndim, layers[i].shape);
         if (!p) {
             nn_model_free(m);
             snprintf(err, errlen, "out of memory for the CNN's parameter %zu", i + 1);
             return -1;
         }
-        m->params[m->nparams++] = p;
         if (layers[i].fan_in)
-            he_fill(p, layers[i].fan_in, &state);  // biases stay zero
+            nn_he_fill(p, layers[i].fan_in, &state);  // biases stay zero
     }
     return 0;
 }

@@ -24,9 +24,16 @@ int optim_parse(const char *name, enum optim_kind *out)
     return 0;
 }
 
+static const char *const names[] = {"sgd", "adam", NULL};
+
 const char *optim_name(enum optim_kind kind)
 {
     return kind == OPTIM_ADAM ? "adam" : "sgd";
+}
+
+const char *const *optim_names(void)
+{
+    return names;
 }
 
 // listing: sgd_scalar
@@ -66,55 +73,20 @@ void adam_update_scalar(long n, float *p, const float *g, float *m, float *v,
 }
 // end listing
 
-static const struct optim_kernels scalar = {ISA_SCALAR, sgd_update_scalar, adam_update_scalar};
+static const struct optim_kernels by_isa[ISA_COUNT] = {
+    [ISA_SCALAR] = {ISA_SCALAR, sgd_update_scalar, adam_update_scalar},
 #if defined(__x86_64__)
-static const struct optim_kernels avx2 = {ISA_AVX2, sgd_update_avx2, adam_update_avx2};
-static const struct optim_kernels avx512 = {ISA_AVX512, sgd_update_avx512, adam_update_avx512};
+    [ISA_AVX2] = {ISA_AVX2, sgd_update_avx2, adam_update_avx2},
+    [ISA_AVX512] = {ISA_AVX512, sgd_update_avx512, adam_update_avx512},
 #endif
 #if defined(__aarch64__)
-static const struct optim_kernels neon = {ISA_NEON, sgd_update_neon, adam_update_neon};
+    [ISA_NEON] = {ISA_NEON, sgd_update_neon, adam_update_neon},
 #endif
+};
 
-static const struct optim_kernels *current;
-
-static const struct optim_kernels *for_isa(enum isa isa)
+const struct optim_kernels *optim_kernels(enum isa isa)
 {
-    if (!isa_supported(isa))
-        return NULL;
-    switch (isa) {
-    case ISA_SCALAR:
-        return &scalar;
-#if defined(__x86_64__)
-    case ISA_AVX2:
-        return &avx2;
-    case ISA_AVX512:
-        return &avx512;
-#endif
-#if defined(__aarch64__)
-    case ISA_NEON:
-        return &neon;
-#endif
-    default:
-        return NULL;
-    }
-}
-
-const struct optim_kernels *optim_kernels_current(void)
-{
-    if (!current)
-        current = for_isa(isa_best());
-    if (!current)
-        current = &scalar;
-    return current;
-}
-
-int optim_set_isa(enum isa isa)
-{
-    const struct optim_kernels *k = for_isa(isa);
-    if (!k)
-        return -1;
-    current = k;
-    return 0;
+    return &by_isa[isa];
 }
 
 // The optimizer: its config, its parameters, and per parameter the state
@@ -195,7 +167,7 @@ void optim_free(struct optim *o)
 // listing: optim_step
 void optim_step(struct optim *o)
 {
-    const struct optim_kernels *k = optim_kernels_current();
+    const struct optim_kernels *k = optim_kernels(isa_active());
     const struct optim_config *c = &o->c;
     o->steps++;
     if (c->kind == OPTIM_SGD) {

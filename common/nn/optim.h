@@ -27,6 +27,8 @@ struct optim_config optim_defaults(enum optim_kind kind, float lr, float weight_
 // "sgd" or "adam"; 0 and *out set, or -1.
 int optim_parse(const char *name, enum optim_kind *out);
 const char *optim_name(enum optim_kind kind);
+// The names in enum order, then NULL (for a flag's choices).
+const char *const *optim_names(void);
 
 // The per-step constants of one Adam update, worked out once per step.
 struct adam_step {
@@ -42,9 +44,9 @@ struct optim_kernels {
     void (*sgd)(long n, float *p, const float *g, float *v, float lr, float momentum, float wd);
     void (*adam)(long n, float *p, const float *g, float *m, float *v, const struct adam_step *s);
 };
-const struct optim_kernels *optim_kernels_current(void);
-// Returns 0, or -1 (and changes nothing) when this CPU or build lacks isa.
-int optim_set_isa(enum isa isa);
+// The loops of isa, which must be one this CPU runs (isa_supported);
+// optim_step uses isa_active()'s.
+const struct optim_kernels *optim_kernels(enum isa isa);
 
 void sgd_update_scalar(long n, float *p, const float *g, float *v, float lr, float momentum,
                        float wd);

@@ -17,9 +17,9 @@
 int train_step(struct tape *t, struct nn_model *m, struct optim *o, const float *x,
                const int *y, int b, float *loss)
 {
-    // BEGIN SOLUTION task 7.3: clear the tape; x as a b×sizes[0] tensor; forward; cross-entropy; zero the grads; backward; optimizer step
+    // BEGIN SOLUTION task 7.3: clear the tape; x as a b×inputs tensor; forward; cross-entropy; zero the grads; backward; optimizer step
     tape_clear(t);
-    struct tensor *in = tensor_from(t, 2, (int[]){b, m->sizes[0]}, x, (long)b * m->sizes[0]);
+    struct tensor *in = tensor_from(t, 2, (int[]){b, m->inputs}, x, (long)b * m->inputs);
     struct tensor *l = op_cross_entropy(t, m->forward(m, t, in), y, b);
     if (!l)
         return -1;
@@ -36,7 +36,7 @@ int train_step(struct tape *t, struct nn_model *m, struct optim *o, const float 
 }
 // end listing
 
-int trainer_init(struct trainer *tr, const struct gemm_backend *backend, int batch, int pixels,
+int trainer_init(struct trainer *tr, const struct tape_config *config, int batch, int pixels,
                  int ntrain, char *err, size_t errlen)
 {
     memset(tr, 0, sizeof *tr);
@@ -48,7 +48,7 @@ int trainer_init(struct trainer *tr, const struct gemm_backend *backend, int bat
     tr->batch = batch;
     tr->pixels = pixels;
     tr->norder = ntrain;
-    tr->tape = tape_new(backend);
+    tr->tape = tape_new(config);
     tr->x = malloc((size_t)batch * (size_t)pixels * sizeof *tr->x);
     tr->y = malloc((size_t)batch * sizeof *tr->y);
     tr->order = malloc((size_t)(ntrain > 0 ? ntrain : 1) * sizeof *tr->order);
@@ -74,9 +74,9 @@ void trainer_free(struct trainer *tr)
 static int check_split(const struct trainer *tr, const struct nn_model *m,
                        const struct dataset_split *s, char *err, size_t errlen)
 {
-    if (s->pixels != tr->pixels || m->sizes[0] != tr->pixels) {
+    if (s->pixels != tr->pixels || m->inputs != tr->pixels) {
         snprintf(err, errlen, "images of %d pixels, but the trainer takes %d and the model %d",
-                 s->pixels, tr->pixels, m->sizes[0]);
+                 s->pixels, tr->pixels, m->inputs);
         return -1;
     }
     return 0;

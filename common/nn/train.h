@@ -12,7 +12,7 @@
 // The training loop stages 07 and 08 share: batches from a dataset split,
 // forward, loss, backward, update; evaluation without a tape.
 
-// One step on one batch: x is b×m->sizes[0] (the model's input width), y
+// One step on one batch: x is b×m->inputs (the model's input width), y
 // its b labels. Clears the tape, runs the forward and the cross-entropy
 // loss, zeroes the gradients, runs the backward and the optimizer. Returns
 // 0 and the batch's loss in *loss, or -1 with the tape's error set.
@@ -39,9 +39,9 @@ struct epoch_stats {
     double test_acc;    // 0..1
 };
 
-// A trainer for batches of batch images of `pixels` floats, through the GEMM
-// backend (NULL: auto). Returns 0, or -1 with err.
-int trainer_init(struct trainer *tr, const struct gemm_backend *backend, int batch, int pixels,
+// A trainer for batches of batch images of `pixels` floats, on a tape made
+// with config (NULL: the default; tape.h). Returns 0, or -1 with err.
+int trainer_init(struct trainer *tr, const struct tape_config *config, int batch, int pixels,
                  int ntrain, char *err, size_t errlen);
 void trainer_free(struct trainer *tr);
 

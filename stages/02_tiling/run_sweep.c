@@ -1,16 +1,18 @@
 // `make stage-02 run`: GFLOPS of matmul_tiled against block size at one
 // matrix size, to see where a block stops fitting each cache. Two shapes:
 // square blocks (mb = nb = kb = s) and wide ones (nb = 256, mb = kb = s).
-//   run_sweep [--n 1024] [--reps 3] [--csv FILE]
+//   run_sweep [--n 1024] [--reps 3] [--csv FILE] (--help: the flags)
 // The CSV's `#` lines give the cache sizes, so the plot can mark them.
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench.h"
 #include "cpu.h"
+#include "flags.h"
+#include "machine.h"
 #include "mat.h"
 #include "tiled.h"
 #include "timer.h"
@@ -18,54 +20,14 @@
 static const int sides[] = {8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024};
 enum { WIDE_NB = 256 };
 
-static void usage(FILE *f, const char *prog)
-{
-    fprintf(f,
-            "usage: %s [--n N] [--reps R] [--csv FILE]\n"
-            "  --n N       matrix size, m = n = k (default 1024)\n"
-            "  --reps R    timed repetitions per block size, median reported (default 3)\n"
-            "  --csv FILE  also write the results to FILE\n",
-            prog);
-}
-
-static int fail(const char *prog, const char *what, const char *value)
-{
-    fprintf(stderr, "error: %s '%s'\n", what, value);
-    usage(stderr, prog);
-    return 2;
-}
-
-// A whole number in [lo, hi], or -1.
-static long parse_count(const char *s, long lo, long hi)
-{
-    if (!s || *s < '0' || *s > '9')
-        return -1;
-    errno = 0;
-    char *end;
-    long v = strtol(s, &end, 10);
-    return errno || *end || v < lo || v > hi ? -1 : v;
-}
-
-static double median(double *t, int n)
-{
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && t[j - 1] > t[j]; j--) {
-            double x = t[j];
-            t[j] = t[j - 1];
-            t[j - 1] = x;
-        }
-    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
-
+// The machine lines of every results file, then the sweep's own: the size
+// and the caches in bytes, which the plot marks.
 static void write_header(FILE *f, int n, struct cpu_caches c)
 {
-    char date[32];
-    time_t now = time(NULL);
-    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    fprintf(f, "# stage: stage-02-sweep\n# cpu: %s\n# n: %d\n", cpu_model(), n);
+    machine_write(f, "stage-02-sweep", 1);
+    fprintf(f, "# n: %d\n", n);
     fprintf(f, "# l1d_bytes: %ld\n# l2_bytes: %ld\n# l3_bytes: %ld\n# caches_assumed: %d\n",
             c.l1d, c.l2, c.l3, c.assumed);
-    fprintf(f, "# date: %s\n", date);
     fprintf(f, "shape,tile,mb,nb,kb,working_set_bytes,gflops\n");
 }
 
@@ -89,7 +51,7 @@ static int measure(struct tile_sizes t, const char *shape, int n, int reps, cons
         matmul_tiled(t.mb, t.nb, t.kb, n, n, n, A, n, B, n, C, n);
         times[r] = timer_now() - t0;
     }
-    double gflops = 2.0 * n * n * (double)n / median(times, reps) / 1e9;
+    double gflops = 2.0 * n * n * (double)n / bench_median(times, reps) / 1e9;
     long bytes = tile_working_set(t);
     char name[48], size[32];
     snprintf(name, sizeof name, "%dx%dx%d", t.mb, t.nb, t.kb);
@@ -106,36 +68,20 @@ static int measure(struct tile_sizes t, const char *shape, int n, int reps, cons
 
 int main(int argc, char **argv)
 {
-    const char *prog = argv[0];
     int n = 1024, reps = 3;
     const char *csv_path = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *flag = argv[i];
-        if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) {
-            usage(stdout, prog);
-            return 0;
-        }
-        int known = strcmp(flag, "--n") == 0 || strcmp(flag, "--reps") == 0 ||
-                    strcmp(flag, "--csv") == 0;
-        if (!known)
-            return fail(prog, "unknown option", flag);
-        if (i + 1 >= argc || argv[i + 1][0] == '\0')
-            return fail(prog, "this option needs a value:", flag);
-        const char *value = argv[++i];
-        if (strcmp(flag, "--n") == 0) {
-            long v = parse_count(value, 16, 8192);
-            if (v < 0)
-                return fail(prog, "--n wants a whole number from 16 to 8192, not", value);
-            n = (int)v;
-        } else if (strcmp(flag, "--reps") == 0) {
-            long v = parse_count(value, 1, 100);
-            if (v < 0)
-                return fail(prog, "--reps wants a whole number from 1 to 100, not", value);
-            reps = (int)v;
-        } else {
-            csv_path = value;
-        }
-    }
+    enum isa isa = ISA_COUNT;
+    struct flags f = {.about = "GFLOPS of matmul_tiled against its block size, square and "
+                               "wide blocks, at one matrix size."};
+    flags_add(&f, flag_int("--n", "N", &n, 16, 8192, "matrix size, m = n = k"));
+    struct flag r = flag_reps(&reps);
+    r.hi = 100;
+    flags_add(&f, r);
+    flags_add(&f, flag_csv(&csv_path));
+    flags_add(&f, flag_isa(&isa));
+    int rc = flags_parse(&f, argc, argv);
+    if (rc != 0)
+        return rc == 1 ? 0 : rc;
 
     float *A = mat_alloc(n, n), *B = mat_alloc(n, n), *C = mat_alloc(n, n);
     if (!A || !B || !C) {

@@ -83,7 +83,7 @@ void stair_simd_no_prefetch(int m, int n, int k, const float *A, int lda, const 
 {
     gemm_microkernel *was = gemm_current_kernel()->run;
 #if defined(__x86_64__)
-    if (gemm_get_isa() == ISA_AVX512)
+    if (gemm_current_kernel()->isa == ISA_AVX512)
         gemm_set_microkernel(gemm_kernel_avx512_no_prefetch_c);
 #endif
     gemm_packed(GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);

@@ -1,8 +1,8 @@
 // staircase.h: chapter 4's staircase, the packed GEMM built one step at a
 // time so that each gain has a measured cause. Each step computes C = A·B
 // (m×n = m×k · k×n, row-major, no transposes) with the blocking of the
-// kernel in use (gemm_set_isa() chooses it), and has the signature of a
-// bench kernel.
+// kernel in use (the active ISA's, isa_active()), and has the signature of
+// a bench kernel.
 //   step 1  the five loops over A and B where they lie, a plain loop inside
 //   step 2  the same loops and plain loop, on packed A and B
 //   step 3  the ISA's SIMD register micro-kernel, without the prefetch of C

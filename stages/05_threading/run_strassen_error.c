@@ -24,9 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "args.h"
 #include "bench.h"
 #include "gemm.h"
+#include "machine.h"
 
 static int threads;
 
@@ -145,6 +145,15 @@ static void measure(FILE *csv, const struct kernel *kern, const char *data, int 
             kern->name, data, n, max_error, normwise, elementwise, vs_bound);
 }
 
+// Whether --kernels (none: all) names kernel i.
+static int wanted(const struct bench_options *o, int i)
+{
+    for (int j = 0; j < o->kernels.n; j++)
+        if (o->kernels.v[j] == i)
+            return 1;
+    return o->kernels.n == 0;
+}
+
 int main(int argc, char **argv)
 {
     // The benchmark's flag reader, with this study's kernels for --kernels.
@@ -172,7 +181,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "error: cannot write %s\n", o.csv);
         return 1;
     }
-    bench_write_machine(csv, stage.name, threads);
+    machine_write(csv, stage.name, threads);
     fprintf(csv, "kernel,data,threads,m,n,k,max_error,normwise,elementwise,vs_bound\n");
     int status = 0;
     for (int s = 0; s < o.nshapes && status == 0; s++) {
@@ -201,7 +210,7 @@ int main(int argc, char **argv)
                 break;
             }
             for (int i = 0; i < KERNELS; i++)
-                if (o.kernels == NULL || args_in_list(o.kernels, kernels[i].name))
+                if (wanted(&o, i))
                     measure(csv, &kernels[i], mixed ? "mixed" : "uniform", n, A, B, C, exact,
                             size);
         }

@@ -4,7 +4,7 @@
 // loss, the arena, the walk. Writes build/results/stage-06.csv.
 // Unless --isa is given, the auto backend is measured a second time with the
 // scalar elementwise loops, to show what the vector ones buy.
-//   bench_autograd [--threads N] [--reps R] [--kernels a,b] [--isa NAME]
+//   bench_autograd [--threads N] [--reps R] [--gemm a,b] [--isa NAME]
 //                  [--batches 64,256] [--csv FILE] [--quick]
 #include <errno.h>
 #include <math.h>
@@ -17,12 +17,13 @@
 #include "bench.h"
 #include "blas.h"
 #include "cpu.h"
+#include "flags.h"
 #include "gemm_backend.h"
+#include "machine.h"
 #include "mat.h"
 #include "ops.h"
 #include "tape.h"
 #include "timer.h"
-#include "vec.h"
 
 enum { MAX_LAYERS = 4, MAX_CALLS = 64, MAX_REPS = 1000, MAX_BATCHES = 8 };
 
@@ -177,157 +178,54 @@ static void time_both(struct tape *t, struct net *n, int reps, double *step_s, d
 // --- flags --------------------------------------------------------------------
 struct options {
     int threads, reps, quick;
-    const char *backends;  // comma-separated, or NULL for the default set
+    struct flag_list backends;  // indices into gemm_backend_all(); n 0: the default set
+    struct flag_list batches;
     const char *csv;
-    int nbatches, batches[MAX_BATCHES];
-    int force_isa;
-    enum isa isa;
+    enum isa isa;  // --isa, or ISA_COUNT
 };
-
-static void usage(FILE *f, const char *prog)
-{
-    int count;
-    const struct gemm_backend *all = gemm_backend_all(&count);
-    fprintf(f,
-            "usage: %s [options]\n"
-            "  --threads N        threads for the GEMMs (default: %d)\n"
-            "  --reps R           timed steps, median reported (default 20; 5 with --quick)\n"
-            "  --kernels a,b      GEMM backends (default: all; auto,openblas with --quick)\n"
-            "  --isa NAME         elementwise loops: scalar|avx2|avx512|neon (default: the best,\n"
-            "                     and the auto backend once more with scalar loops)\n"
-            "  --batches 64,256   batch sizes (default 64,256)\n"
-            "  --csv FILE         write the CSV to FILE ('-' for stdout)\n"
-            "  --quick            fewer repetitions and backends\n"
-            "backends:",
-            prog, cpu_count());
-    for (int i = 0; i < count; i++)
-        fprintf(f, " %s", all[i].name);
-    fprintf(f, "\n");
-}
-
-static int fail(const char *prog, const char *fmt, const char *what)
-{
-    fprintf(stderr, "error: ");
-    fprintf(stderr, fmt, what);
-    fprintf(stderr, "\n");
-    usage(stderr, prog);
-    return 2;
-}
-
-static long parse_count(const char *s, long max)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < 1 || v > max)
-        return -1;
-    return v;
-}
-
-// Calls fn(name, len) for each item of a comma list; stops at the first -1.
-static int each_item(const char *list, int (*fn)(const char *, size_t, void *), void *arg)
-{
-    for (const char *p = list;;) {
-        size_t len = strcspn(p, ",");
-        if (fn(p, len, arg) != 0)
-            return -1;
-        if (p[len] == '\0')
-            return 0;
-        p += len + 1;
-    }
-}
-
-static const struct gemm_backend *backend_named(const char *s, size_t len)
-{
-    char name[32];
-    if (len == 0 || len >= sizeof name)
-        return NULL;
-    memcpy(name, s, len);
-    name[len] = '\0';
-    return gemm_backend_find(name);
-}
-
-static int check_backend(const char *s, size_t len, void *arg)
-{
-    (void)arg;
-    return backend_named(s, len) ? 0 : -1;
-}
-
-static int add_batch(const char *s, size_t len, void *arg)
-{
-    struct options *o = arg;
-    char buf[16];
-    if (len == 0 || len >= sizeof buf || o->nbatches == MAX_BATCHES)
-        return -1;
-    memcpy(buf, s, len);
-    buf[len] = '\0';
-    long b = parse_count(buf, 65536);
-    if (b < 0)
-        return -1;
-    o->batches[o->nbatches++] = (int)b;
-    return 0;
-}
 
 static int parse(int argc, char **argv, struct options *o)
 {
-    const char *prog = argv[0];
     memset(o, 0, sizeof *o);
     o->threads = cpu_count();
-    int reps = 0;
-    const char *batches = "64,256";
-    for (int i = 1; i < argc; i++) {
-        const char *flag = argv[i];
-        if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) {
-            usage(stdout, prog);
-            return 1;
-        }
-        if (strcmp(flag, "--quick") == 0) {
-            o->quick = 1;
-            continue;
-        }
-        int known = strcmp(flag, "--threads") == 0 || strcmp(flag, "--reps") == 0 ||
-                    strcmp(flag, "--kernels") == 0 || strcmp(flag, "--isa") == 0 ||
-                    strcmp(flag, "--batches") == 0 || strcmp(flag, "--csv") == 0;
-        if (!known)
-            return fail(prog, "unknown option '%s' (sizes are fixed here: the MLP shapes)",
-                        flag);
-        if (i + 1 >= argc || argv[i + 1][0] == '\0')
-            return fail(prog, "%s needs a value", flag);
-        const char *value = argv[++i];
-        if (strcmp(flag, "--threads") == 0) {
-            long t = parse_count(value, 256);
-            if (t < 0)
-                return fail(prog, "--threads wants a whole number from 1 to 256, not '%s'",
-                            value);
-            o->threads = (int)t;
-        } else if (strcmp(flag, "--reps") == 0) {
-            long r = parse_count(value, MAX_REPS);
-            if (r < 0)
-                return fail(prog, "--reps wants a whole number from 1 to 1000, not '%s'", value);
-            reps = (int)r;
-        } else if (strcmp(flag, "--kernels") == 0) {
-            if (each_item(value, check_backend, NULL) != 0)
-                return fail(prog, "unknown backend in '%s'", value);
-            o->backends = value;
-        } else if (strcmp(flag, "--isa") == 0) {
-            if (isa_parse(value, &o->isa) != 0)
-                return fail(prog, "--isa wants scalar, avx2, avx512 or neon, not '%s'", value);
-            if (!isa_supported(o->isa)) {
-                fprintf(stderr, "error: this CPU (%s) cannot run %s code\n", cpu_model(), value);
-                return 2;
-            }
-            o->force_isa = 1;
-        } else if (strcmp(flag, "--batches") == 0) {
-            batches = value;
-        } else {
-            o->csv = value;
-        }
+    o->isa = ISA_COUNT;
+    struct flags f = {.about = "The tape's cost: a whole training step against its GEMMs "
+                               "alone, per GEMM backend\n(the MLP shapes are fixed). Without "
+                               "--isa, the auto backend runs once more with the\nscalar "
+                               "elementwise loops."};
+    struct flag fl = flag_threads(&o->threads);
+    fl.help = "threads for the GEMMs";
+    flags_add(&f, fl);
+    fl = flag_reps(&o->reps);
+    fl.help = "timed steps, median reported (default 20; 5 with --quick)";
+    fl.hi = MAX_REPS;
+    flags_add(&f, fl);
+    fl = gemm_backends_flag(&o->backends);
+    fl.help = "GEMM backends (default: all; auto,openblas with --quick)";
+    flags_add(&f, fl);
+    flags_add(&f, flag_isa(&o->isa));
+    flags_add(
+        &f, flag_counts("--batches", "N,N", &o->batches, 1, 65536, "batch sizes (default 64,256)"));
+    flags_add(&f, flag_csv(&o->csv));
+    flags_add(&f, flag_quick(&o->quick));
+    int rc = flags_parse(&f, argc, argv);
+    if (rc != 0)
+        return rc;
+    if (o->batches.n == 0)
+        o->batches = (struct flag_list){2, {64, 256}};
+    if (o->batches.n > MAX_BATCHES)
+        return flags_fail(&f, "--batches takes at most %d sizes", MAX_BATCHES);
+    if (o->reps == 0)
+        o->reps = o->quick ? 5 : 20;
+    if (o->backends.n == 0) {
+        static const char *const all[] = {"auto",   "naive",    "tiled",    "simd",
+                                          "packed", "parallel", "openblas", NULL};
+        static const char *const quick[] = {"auto", "openblas", NULL};
+        int count;
+        const struct gemm_backend *first = gemm_backend_all(&count);
+        for (const char *const *name = o->quick ? quick : all; *name; name++)
+            o->backends.v[o->backends.n++] = (int)(gemm_backend_find(*name) - first);
     }
-    if (each_item(batches, add_batch, o) != 0)
-        return fail(prog, "--batches wants whole numbers from 1 to 65536, not '%s'", batches);
-    o->reps = reps ? reps : o->quick ? 5 : 20;
-    if (!o->backends)
-        o->backends = o->quick ? "auto,openblas" : "auto,naive,tiled,simd,packed,parallel,openblas";
     return 0;
 }
 
@@ -338,11 +236,14 @@ struct run {
     int status;
 };
 
-static void measure(struct run *r, const struct gemm_backend *be, const struct model *m,
-                    int batch, float *want_loss)
+// One row: the model at one batch size on backend be, the tape's own loops
+// on isa.
+static void measure(struct run *r, const struct gemm_backend *be, enum isa isa,
+                    const struct model *m, int batch, float *want_loss)
 {
     struct net n;
-    struct tape *t = tape_new(&recorder);
+    struct tape_config config = {.gemm = &recorder, .conv = CONV_AUTO, .isa = isa};
+    struct tape *t = tape_new(&config);
     real = be;
     if (!t || net_init(&n, m, batch) != 0) {
         fprintf(stderr, "error: out of memory for %s at batch %d\n", m->name, batch);
@@ -378,14 +279,14 @@ static void measure(struct run *r, const struct gemm_backend *be, const struct m
         time_both(t, &n, r->o->reps, &step_s, &gemm_s);
         double overhead = 100.0 * (step_s - gemm_s) / gemm_s;
         size_t reserved = arena_reserved(tape_arena(t)), peak = arena_peak(tape_arena(t));
-        const char *isa = isa_name(vec_current()->isa);
+        const char *isa_text = isa_name(isa);
         fprintf(r->table, "%-14s %6d %-9s %-7s %3d %10.3f %10.3f %9.1f%% %8.1f %6d %10zu %10zu\n",
-                m->name, batch, be->name, isa, r->o->threads, 1e3 * step_s, 1e3 * gemm_s,
+                m->name, batch, be->name, isa_text, r->o->threads, 1e3 * step_s, 1e3 * gemm_s,
                 overhead, flops / step_s / 1e9, ncalls, reserved, peak);
         fflush(r->table);
         if (r->csv) {
             fprintf(r->csv, "%s,%d,%s,%s,%d,%.4f,%.4f,%.2f,%.2f,%d,%d,%zu,%zu\n", m->name, batch,
-                    be->name, isa, r->o->threads, 1e3 * step_s, 1e3 * gemm_s, overhead,
+                    be->name, isa_text, r->o->threads, 1e3 * step_s, 1e3 * gemm_s, overhead,
                     flops / step_s / 1e9, ncalls, nodes, reserved, peak);
             fflush(r->csv);
         }
@@ -394,30 +295,12 @@ static void measure(struct run *r, const struct gemm_backend *be, const struct m
     tape_free(t);
 }
 
-static int run_backend(const char *s, size_t len, void *arg);
-
-struct each_arg {
-    struct run *r;
-    const struct model *m;
-    int batch;
-    float want_loss;
-};
-
-static int run_backend(const char *s, size_t len, void *arg)
-{
-    struct each_arg *a = arg;
-    measure(a->r, backend_named(s, len), a->m, a->batch, &a->want_loss);
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     struct options o;
     int p = parse(argc, argv, &o);
     if (p != 0)
         return p == 1 ? 0 : p;
-    if (o.force_isa)
-        vec_set_isa(o.isa);
     omp_set_num_threads(o.threads);
     blas_set_threads(o.threads);
     struct run r = {&o, NULL, stdout, 0};
@@ -432,25 +315,26 @@ int main(int argc, char **argv)
         }
     }
     if (r.csv) {
-        bench_write_machine(r.csv, "stage-06", o.threads);
+        machine_write(r.csv, "stage-06", o.threads);
         fprintf(r.csv, "model,batch,backend,isa,threads,step_ms,gemm_ms,overhead_pct,gflops,"
                        "gemm_calls,nodes,arena_reserved_bytes,arena_peak_bytes\n");
     }
     fprintf(r.table, "%-14s %6s %-9s %-7s %3s %10s %10s %10s %8s %6s %10s %10s\n", "model",
             "batch", "backend", "isa", "thr", "step ms", "gemm ms", "overhead", "GFLOPS", "gemms",
             "reserved", "peak");
+    int count;
+    const struct gemm_backend *all = gemm_backend_all(&count);
+    enum isa isa = isa_active();
     for (size_t mi = 0; mi < sizeof models / sizeof models[0]; mi++)
-        for (int b = 0; b < o.nbatches; b++) {
-            struct each_arg a = {&r, &models[mi], o.batches[b], 0.0f};
-            each_item(o.backends, run_backend, &a);
-            // Do the vector elementwise loops pay? The front door again, with
-            // the scalar loops (unless --isa chose the loops for every row).
-            enum isa best = vec_current()->isa;
-            if (!o.force_isa && best != ISA_SCALAR) {
-                vec_set_isa(ISA_SCALAR);
-                measure(&r, gemm_backend_find("auto"), &models[mi], o.batches[b], &a.want_loss);
-                vec_set_isa(best);
-            }
+        for (int b = 0; b < o.batches.n; b++) {
+            float want_loss = 0.0f;
+            for (int i = 0; i < o.backends.n; i++)
+                measure(&r, &all[o.backends.v[i]], isa, &models[mi], o.batches.v[b], &want_loss);
+            // Do the vector elementwise loops pay? The front door again, on a
+            // tape whose own loops are scalar (unless --isa chose the ISA).
+            if (o.isa == ISA_COUNT && isa != ISA_SCALAR)
+                measure(&r, gemm_backend_find("auto"), ISA_SCALAR, &models[mi], o.batches.v[b],
+                        &want_loss);
         }
     if (r.csv && r.csv != stdout)
         fclose(r.csv);

@@ -1,7 +1,7 @@
 // Fits a small network to two interleaved spirals, from scratch: the first
 // thing the autograd learns. Two inputs (x, y), two hidden layers of tanh,
 // two classes; plain gradient descent with momentum on the whole set.
-//   run_spirals [--backend NAME] [--seed N] [--steps N] [--hidden N] [--lr X]
+//   run_spirals [--gemm NAME] [--seed N] [--steps N] [--hidden N] [--lr X]
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "arena.h"
-#include "args.h"
+#include "flags.h"
 #include "gemm_backend.h"
 #include "ops.h"
 #include "tape.h"
@@ -101,91 +101,42 @@ static double accuracy(const struct tensor *logits, const int *labels)
     return (double)right / POINTS;
 }
 
-static void usage(FILE *f, const char *prog)
-{
-    int count;
-    const struct gemm_backend *all = gemm_backend_all(&count);
-    fprintf(f,
-            "usage: %s [--backend NAME] [--seed N] [--steps N] [--hidden N] [--lr X]\n"
-            "  --backend NAME  the GEMM every matmul goes through (default: $GEMM_BACKEND, "
-            "else auto):\n",
-            prog);
-    for (int i = 0; i < count; i++)
-        fprintf(f, "                    %-9s %s\n", all[i].name, all[i].about);
-    fprintf(f, "  --seed N        data and initial weights (default 6)\n"
-               "  --steps N       gradient steps (default 2000)\n"
-               "  --hidden N      units in each hidden layer (default 32)\n"
-               "  --lr X          learning rate (default 0.1)\n");
-}
-
-static int bad(const char *prog, const char *what, const char *value)
-{
-    fprintf(stderr, "error: %s, not '%s'\n", what, value);
-    usage(stderr, prog);
-    return 2;
-}
-
 int main(int argc, char **argv)
 {
-    const char *prog = argv[0];
-    const struct gemm_backend *backend = gemm_backend_from_env();
-    if (!backend) {
-        fprintf(stderr, "error: GEMM_BACKEND='%s' names no backend\n", getenv("GEMM_BACKEND"));
-        usage(stderr, prog);
-        return 2;
-    }
-    long seed = 6, steps = 2000, hidden = 32;
+    int gemm = 0;
+    long seed = 6, steps = 2000;
+    int hidden = 32;
     double lr = 0.1;
-    for (int i = 1; i < argc; i++) {
-        const char *flag = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) {
-            usage(stdout, prog);
-            return 0;
-        }
-        if (!value) {
-            fprintf(stderr, "error: %s needs a value\n", flag);
-            usage(stderr, prog);
-            return 2;
-        }
-        i++;
-        if (strcmp(flag, "--backend") == 0) {
-            backend = gemm_backend_find(value);
-            if (!backend)
-                return bad(prog, "--backend wants one of the backends listed below", value);
-        } else if (strcmp(flag, "--seed") == 0) {
-            if (args_long(value, 0, 1L << 40, &seed) != 0)
-                return bad(prog, "--seed wants a whole number ≥ 0", value);
-        } else if (strcmp(flag, "--steps") == 0) {
-            if (args_long(value, 1, 1000000, &steps) != 0)
-                return bad(prog, "--steps wants a whole number from 1 to 1000000", value);
-        } else if (strcmp(flag, "--hidden") == 0) {
-            if (args_long(value, 1, MAX_HIDDEN, &hidden) != 0)
-                return bad(prog, "--hidden wants a whole number from 1 to 1024", value);
-        } else if (strcmp(flag, "--lr") == 0) {
-            char *end;
-            lr = strtod(value, &end);
-            if (end == value || *end || !(lr > 0.0 && lr < 100.0))
-                return bad(prog, "--lr wants a number above 0 and below 100", value);
-        } else {
-            fprintf(stderr, "error: unknown option '%s'\n", flag);
-            usage(stderr, prog);
-            return 2;
-        }
-    }
+    enum isa isa = ISA_COUNT;
+    struct flags f = {.about = "Fits a 2-H-H-2 tanh network to two interleaved spirals with "
+                               "gradient descent."};
+    flags_add(&f, gemm_backend_flag(&gemm));
+    flags_add(&f, flag_isa(&isa));
+    flags_add(&f, flag_long("--seed", "N", &seed, 0, 1e12, "data and initial weights"));
+    flags_add(&f, flag_long("--steps", "N", &steps, 1, 1000000, "gradient steps"));
+    flags_add(&f, flag_int("--hidden", "N", &hidden, 1, MAX_HIDDEN, "units in each hidden layer"));
+    flags_add(&f, flag_double("--lr", "X", &lr, 1e-12, 99.999, "learning rate"));
+    int rc = flags_parse(&f, argc, argv);
+    if (rc != 0)
+        return rc == 1 ? 0 : rc;
+    int count;
+    const struct gemm_backend *backend = &gemm_backend_all(&count)[gemm];
+    struct tape_config config = tape_config_default();
+    config.gemm = backend;
 
     uint64_t rng = (uint64_t)seed;
     static float xy[POINTS * 2];
     static int labels[POINTS];
     make_spirals(xy, labels, &rng);
     struct layer l[3];
-    const int sizes[4] = {2, (int)hidden, (int)hidden, CLASSES};
-    struct tape *t = tape_new(backend);
+    const int sizes[4] = {2, hidden, hidden, CLASSES};
+    struct tape *t = tape_new(&config);
     for (int i = 0; i < 3; i++)
         if (!t || layer_init(&l[i], sizes[i], sizes[i + 1], &rng) != 0) {
             fprintf(stderr, "error: out of memory\n");
             return 1;
         }
-    printf("two spirals: %d points, network 2-%ld-%ld-2 (tanh), backend %s, seed %ld\n",
+    printf("two spirals: %d points, network 2-%d-%d-2 (tanh), backend %s, seed %ld\n",
            POINTS, hidden, hidden, backend->name, seed);
     printf("%6s %10s %9s\n", "step", "loss", "accuracy");
     int status = 0;

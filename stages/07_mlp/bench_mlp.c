@@ -4,7 +4,7 @@
 // Then, for the auto backend, where an epoch's time goes (GEMMs, the
 // elementwise ops and the loss, the optimizer, the data) and what the batch
 // size does to speed.
-//   bench_mlp [--threads N] [--kernels a,b] [--steps N] [--data NAME]
+//   bench_mlp [--threads N] [--gemm a,b] [--steps N] [--data NAME]
 //             [--csv FILE] [--breakdown FILE] [--no-sweep] [--quick]
 // Writes build/results/stage-07.csv (speed) and stage-07-breakdown.csv.
 #include <errno.h>
@@ -13,16 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
 #include "dataset.h"
-#include "args.h"
+#include "flags.h"
 #include "gemm_backend.h"
 #include "nn.h"
 #include "optim.h"
 #include "peak.h"
 #include "timer.h"
 #include "train.h"
-#include "train_cli.h"
+#include "train_run.h"
 
 // An epoch of Fashion-MNIST or MNIST: the unit every time is reported in.
 enum { EPOCH_IMAGES = 60000, WARMUP_STEPS = 5 };
@@ -42,9 +41,9 @@ static const char *const backends[] = {"naive", "tiled", "simd", "packed",
 static const int sweep_batches[] = {16, 32, 128, 256, 512};
 
 struct options {
-    int threads;          // 0: 1 and 2 (and all cores, when more)
-    const char *kernels;  // NULL: every backend
-    int steps;            // timed steps per measurement
+    int threads;                // 0: 1 and 2 (and all cores, when more)
+    struct flag_list backends;  // indices into gemm_backend_all(); n 0: every one above
+    int steps;                  // timed steps per measurement
     int quick;
     int no_sweep;
     const char *data, *csv, *breakdown;
@@ -91,7 +90,9 @@ static int measure(const struct dataset *ds, const char *layers, int batch,
     }
     struct optim_config c = optim_defaults(OPTIM_ADAM, 1e-3f, 0.0f);
     struct optim *o = optim_new(&c, m.params, m.nparams);
-    if (!o || trainer_init(&tr, backend, batch, ds->train.pixels, ds->train.count, err,
+    struct tape_config config = tape_config_default();
+    config.gemm = backend;
+    if (!o || trainer_init(&tr, &config, batch, ds->train.pixels, ds->train.count, err,
                            sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", o ? err : "out of memory for the optimizer");
         optim_free(o);
@@ -130,17 +131,26 @@ static int measure(const struct dataset *ds, const char *layers, int batch,
 }
 
 // The matmul FLOPs of a training step per image, for a model given by its
-// sizes (nn_train_flops reads nothing else).
+// sizes.
 static double train_flops(const char *layers)
 {
-    struct nn_model m = {0};
-    m.nsizes = nn_parse_sizes(layers, m.sizes, NN_MAX_LAYERS + 1);
-    return nn_train_flops(&m);
+    int sizes[NN_MAX_LAYERS + 1];
+    int n = nn_parse_sizes(layers, sizes, NN_MAX_LAYERS + 1);
+    double forward, train;
+    nn_mlp_flops(n, sizes, &forward, &train);
+    return train;
 }
 
 static int wanted(const struct options *o, const char *backend)
 {
-    return !o->kernels || args_in_list(o->kernels, backend);
+    if (o->backends.n == 0)
+        return 1;
+    int count;
+    const struct gemm_backend *all = gemm_backend_all(&count);
+    for (int i = 0; i < o->backends.n; i++)
+        if (strcmp(all[o->backends.v[i]].name, backend) == 0)
+            return 1;
+    return 0;
 }
 
 // One row of the speed CSV and of the table.
@@ -162,84 +172,40 @@ static void row(FILE *csv, const char *model, const char *backend, int threads, 
     }
 }
 
-static void usage(FILE *f, const char *prog)
-{
-    fprintf(f,
-            "usage: %s [--threads N] [--kernels a,b] [--steps N] [--data NAME] [--csv FILE]\n"
-            "          [--breakdown FILE] [--no-sweep] [--quick]\n"
-            "  --threads N       only N threads (default: 1 and 2)\n"
-            "  --kernels a,b     only these backends (default: naive,tiled,simd,packed,\n"
-            "                    parallel,auto,openblas)\n"
-            "  --steps N         timed steps per measurement (default 50; naive a tenth)\n"
-            "  --data NAME       the images the steps train on (default: fashion when\n"
-            "                    `make datasets` got it, else the committed sample)\n"
-            "  --csv FILE        speed rows (- for stdout)\n"
-            "  --breakdown FILE  where the auto backend's epoch goes\n"
-            "  --no-sweep        skip the batch sizes sweep of the auto backend\n"
-            "  --quick           a few steps each: proves it runs, measures little\n",
-            prog);
-}
-
-static int bad(const char *prog, const char *what, const char *value)
-{
-    fprintf(stderr, "error: %s, not '%s'\n", what, value ? value : "(missing)");
-    usage(stderr, prog);
-    return 2;
-}
-
 static int parse(int argc, char **argv, struct options *o)
 {
-    const char *prog = argv[0];
-    *o = (struct options){.steps = 50};
-    int steps_given = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *flag = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(flag, "--help") || !strcmp(flag, "-h")) {
-            usage(stdout, prog);
-            return 1;
-        } else if (!strcmp(flag, "--quick")) {
-            o->quick = 1;
-            continue;
-        } else if (!strcmp(flag, "--no-sweep")) {
-            o->no_sweep = 1;
-            continue;
-        }
-        i++;
-        if (!strcmp(flag, "--threads")) {
-            if (args_int(value, 1, 1024, &o->threads))
-                return bad(prog, "--threads wants a count in 1..1024", value);
-        } else if (!strcmp(flag, "--steps")) {
-            if (args_int(value, 1, 1000000, &o->steps))
-                return bad(prog, "--steps wants a count in 1..1000000", value);
-            steps_given = 1;
-        } else if (!strcmp(flag, "--kernels")) {
-            if (!value || !*value)
-                return bad(prog, "--kernels wants backend names", value);
-            for (const char *p = value; *p;) {
-                char name[32];
-                size_t n = strcspn(p, ",");
-                snprintf(name, sizeof name, "%.*s", (int)(n < 31 ? n : 31), p);
-                if (!gemm_backend_find(name))
-                    return bad(prog, "--kernels names an unknown backend", name);
-                p += n + (p[n] == ',');
-            }
-            o->kernels = value;
-        } else if (!strcmp(flag, "--data") || !strcmp(flag, "--csv") ||
-                   !strcmp(flag, "--breakdown")) {
-            if (!value || !*value)
-                return bad(prog, "a value is missing after", flag);
-            if (!strcmp(flag, "--data"))
-                o->data = value;
-            else if (!strcmp(flag, "--csv"))
-                o->csv = value;
-            else
-                o->breakdown = value;
-        } else {
-            return bad(prog, "unknown flag", flag);
-        }
-    }
-    if (o->quick && !steps_given)
-        o->steps = 3;
+    *o = (struct options){0};
+    enum isa isa = ISA_COUNT;
+    struct flags f = {.about = "Seconds per epoch of the MLP on every GEMM backend, then where "
+                               "the auto backend's epoch\ngoes and what the batch size does."};
+    struct flag fl = flag_threads(&o->threads);
+    fl.help = "only N threads (default: 1 and 2)";
+    flags_add(&f, fl);
+    fl = gemm_backends_flag(&o->backends);
+    fl.help = "only these backends (default: naive, tiled, simd, packed, parallel, auto, "
+              "openblas)";
+    flags_add(&f, fl);
+    flags_add(&f, flag_isa(&isa));
+    flags_add(&f,
+              flag_int("--steps", "N", &o->steps, 1, 1000000,
+                       "timed steps per measurement (default 50, 3 with --quick; naive a tenth)"));
+    fl = flag_data(&o->data);
+    fl.help = "the images the steps train on (default: fashion when `make datasets` got it, "
+              "else the sample)";
+    flags_add(&f, fl);
+    fl = flag_csv(&o->csv);
+    fl.help = "speed rows (- for stdout)";
+    flags_add(&f, fl);
+    flags_add(&f, flag_output("--breakdown", "FILE", &o->breakdown,
+                              "where the auto backend's epoch goes"));
+    flags_add(&f, flag_switch("--no-sweep", &o->no_sweep,
+                              "skip the batch sizes sweep of the auto backend"));
+    flags_add(&f, flag_quick(&o->quick));
+    int rc = flags_parse(&f, argc, argv);
+    if (rc != 0)
+        return rc;
+    if (o->steps == 0)
+        o->steps = o->quick ? 3 : 50;
     return 0;
 }
 
@@ -276,6 +242,8 @@ int main(int argc, char **argv)
             return 1;
         }
     }
+    if (ds.note[0])
+        fprintf(stderr, "note: %s\n", ds.note);
     int cores = omp_get_max_threads();
     int thread_list[3], nthreads = 0;
     if (o.threads)

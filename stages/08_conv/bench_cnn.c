@@ -8,7 +8,7 @@
 //     60,000 images, and inference (a forward without the tape) in images/s.
 // Each convolution path is checked against a double-precision reference
 // (output, dW, dbias, dx) before it is timed.
-//   bench_cnn [--threads N] [--kernels im2col,direct,auto] [--reps R]
+//   bench_cnn [--threads N] [--conv im2col,direct,auto] [--reps R]
 //             [--steps N] [--batch N] [--data NAME] [--csv FILE]
 //             [--layers FILE] [--fusion FILE] [--quick]
 // Writes build/results/stage-08.csv (speed), stage-08-layers.csv and
@@ -20,10 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "args.h"
 #include "bench.h"
 #include "conv.h"
 #include "dataset.h"
+#include "flags.h"
 #include "mat.h"
 #include "nn.h"
 #include "ops.h"
@@ -32,7 +32,7 @@
 #include "tape.h"
 #include "timer.h"
 #include "train.h"
-#include "train_cli.h"
+#include "train_run.h"
 
 // An epoch of Fashion-MNIST or MNIST: the unit every time is reported in.
 enum { EPOCH_IMAGES = 60000, WARMUP_STEPS = 3 };
@@ -59,15 +59,28 @@ static const struct layer layers[] = {
 enum { NLAYERS = sizeof layers / sizeof layers[0] };
 
 struct options {
-    int threads;          // 0: 1 and 2 (and all cores, when more)
-    const char *kernels;  // NULL: every path
+    int threads;            // 0: 1 and 2 (and all cores, when more)
+    struct flag_list convs; // the paths asked for (enum conv_path); n 0: every one above
     int reps, steps, batch, quick;
     const char *data, *csv, *layers, *fusion;
 };
 
 static int wanted(const struct options *o, enum conv_path p)
 {
-    return !o->kernels || args_in_list(o->kernels, conv_path_name(p));
+    if (o->convs.n == 0)
+        return 1;
+    for (int i = 0; i < o->convs.n; i++)
+        if (o->convs.v[i] == (int)p)
+            return 1;
+    return 0;
+}
+
+// A tape whose convolutions take path (the rest as the program's defaults).
+static struct tape *tape_for(enum conv_path path)
+{
+    struct tape_config c = tape_config_default();
+    c.conv = path;
+    return tape_new(&c);
 }
 
 static double pct_of_peak(double gflops, int threads)
@@ -98,7 +111,7 @@ static int check_conv(const struct layer *l, enum conv_path path)
 {
     enum { N = 2 };
     int c = l->c, h = l->h, w = l->w, oc = l->oc, oh = h - 2, ow = w - 2;
-    struct tape *t = tape_new(NULL);
+    struct tape *t = tape_for(path);
     struct tensor *wt = tensor_param(4, (int[]){oc, c, 3, 3}), *bias = tensor_param(1, (int[]){oc});
     int ok = 0;
     double *ref = NULL, *dw = NULL, *db = NULL, *dx = NULL;
@@ -106,7 +119,6 @@ static int check_conv(const struct layer *l, enum conv_path path)
         goto out;
     mat_fill_random(wt->data, oc, c * 9, c * 9, 11);
     mat_fill_random(bias->data, 1, oc, oc, 12);
-    conv_set_path(path);
     struct tensor *x = tensor_new(t, 4, (int[]){N, c, h, w});
     if (!x)
         goto out;
@@ -181,7 +193,6 @@ out:
     tensor_free(wt);
     tensor_free(bias);
     tape_free(t);
-    conv_set_path(CONV_AUTO);
     return ok ? 0 : -1;
 }
 
@@ -196,10 +207,10 @@ struct layer_time {
 // backward (filling dy with ones) is timed alone and taken off. unfused: a
 // convolution and its ReLU as two ops (op_conv2d, then op_relu), two passes
 // over y each way, instead of op_conv2d_relu's one.
-static int time_layer(const struct layer *l, int n, int reps, int unfused,
+static int time_layer(const struct layer *l, enum conv_path path, int n, int reps, int unfused,
                       struct layer_time *out)
 {
-    struct tape *t = tape_new(NULL);
+    struct tape *t = tape_for(path);
     struct tensor *w = NULL, *bias = NULL;
     double *fwd = calloc((size_t)reps, sizeof *fwd), *bwd = calloc((size_t)reps, sizeof *bwd);
     double *sum_s = calloc((size_t)reps, sizeof *sum_s);
@@ -286,7 +297,8 @@ struct net_time {
     double infer_s;  // a forward of `batch` images, no tape recording
 };
 
-static int time_network(const struct dataset *ds, int batch, int steps, struct net_time *out)
+static int time_network(const struct dataset *ds, enum conv_path path, int batch, int steps,
+                        struct net_time *out)
 {
     char err[4096];
     struct nn_model m;
@@ -297,7 +309,9 @@ static int time_network(const struct dataset *ds, int batch, int steps, struct n
     }
     struct optim_config c = optim_defaults(OPTIM_ADAM, 1e-3f, 0.0f);
     struct optim *o = optim_new(&c, m.params, m.nparams);
-    if (!o || trainer_init(&tr, NULL, batch, ds->train.pixels, ds->train.count, err,
+    struct tape_config config = tape_config_default();
+    config.conv = path;
+    if (!o || trainer_init(&tr, &config, batch, ds->train.pixels, ds->train.count, err,
                            sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", o ? err : "out of memory for the optimizer");
         optim_free(o);
@@ -338,110 +352,65 @@ static int time_network(const struct dataset *ds, int batch, int steps, struct n
 
 // --- the command line ------------------------------------------------------------
 
-static void usage(FILE *f, const char *prog)
-{
-    fprintf(f,
-            "usage: %s [--threads N] [--kernels a,b] [--reps R] [--steps N] [--batch N]\n"
-            "          [--data NAME] [--csv FILE] [--layers FILE] [--fusion FILE] [--quick]\n"
-            "  --threads N       only N threads (default: 1 and 2)\n"
-            "  --kernels a,b     only these conv paths (default: im2col,direct,auto)\n"
-            "  --reps R          timed repetitions of each layer, median kept (default 10)\n"
-            "  --steps N         timed training steps per measurement (default 20)\n"
-            "  --batch N         images per batch (default 256, the chapter's)\n"
-            "  --data NAME       the images the steps train on (default: fashion when\n"
-            "                    `make datasets` got it, else the committed sample)\n"
-            "  --csv FILE        speed rows: seconds per epoch, inference (- for stdout)\n"
-            "  --layers FILE     per-layer forward and backward rows\n"
-            "  --fusion FILE     each convolution with its ReLU fused and as two ops\n"
-            "  --quick           batch 64, a few repetitions: proves it runs, measures little\n",
-            prog);
-}
-
-static int bad(const char *prog, const char *what, const char *value)
-{
-    fprintf(stderr, "error: %s, not '%s'\n", what, value ? value : "(missing)");
-    usage(stderr, prog);
-    return 2;
-}
-
 static int parse(int argc, char **argv, struct options *o)
 {
-    const char *prog = argv[0];
-    *o = (struct options){.reps = 10, .steps = 20, .batch = 256};
-    int reps_given = 0, steps_given = 0, batch_given = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *flag = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(flag, "--help") || !strcmp(flag, "-h")) {
-            usage(stdout, prog);
-            return 1;
-        } else if (!strcmp(flag, "--quick")) {
-            o->quick = 1;
-            continue;
-        }
-        i++;
-        if (!strcmp(flag, "--threads")) {
-            if (args_int(value, 1, 1024, &o->threads))
-                return bad(prog, "--threads wants a count in 1..1024", value);
-        } else if (!strcmp(flag, "--reps")) {
-            if (args_int(value, 1, 100000, &o->reps))
-                return bad(prog, "--reps wants a count in 1..100000", value);
-            reps_given = 1;
-        } else if (!strcmp(flag, "--steps")) {
-            if (args_int(value, 1, 1000000, &o->steps))
-                return bad(prog, "--steps wants a count in 1..1000000", value);
-            steps_given = 1;
-        } else if (!strcmp(flag, "--batch")) {
-            if (args_int(value, 1, 4096, &o->batch))
-                return bad(prog, "--batch wants a count in 1..4096", value);
-            batch_given = 1;
-        } else if (!strcmp(flag, "--kernels")) {
-            if (!value || !*value)
-                return bad(prog, "--kernels wants conv paths: im2col, direct, auto", value);
-            for (const char *p = value; *p;) {
-                char name[32];
-                enum conv_path cp;
-                size_t n = strcspn(p, ",");
-                snprintf(name, sizeof name, "%.*s", (int)(n < 31 ? n : 31), p);
-                if (conv_parse_path(name, &cp) || cp == CONV_1X1)
-                    return bad(prog, "--kernels wants conv paths: im2col, direct, auto", name);
-                p += n + (p[n] == ',');
-            }
-            o->kernels = value;
-        } else if (!strcmp(flag, "--data") || !strcmp(flag, "--csv") ||
-                   !strcmp(flag, "--layers") || !strcmp(flag, "--fusion")) {
-            if (!value || !*value)
-                return bad(prog, "a value is missing after", flag);
-            if (!strcmp(flag, "--data"))
-                o->data = value;
-            else if (!strcmp(flag, "--csv"))
-                o->csv = value;
-            else if (!strcmp(flag, "--fusion"))
-                o->fusion = value;
-            else
-                o->layers = value;
-        } else {
-            return bad(prog, "unknown flag", flag);
-        }
-    }
-    if (o->quick) {
-        if (!reps_given)
-            o->reps = 2;
-        if (!steps_given)
-            o->steps = 2;
-        if (!batch_given)
-            o->batch = 64;
-    }
+    *o = (struct options){0};
+    enum isa isa = ISA_COUNT;
+    struct flags f = {.about = "Every layer of the CNN forward and backward per convolution "
+                               "path, then seconds per\nepoch and inference images/s. Each path "
+                               "is checked against a double-precision\nreference first."};
+    struct flag fl = flag_threads(&o->threads);
+    fl.help = "only N threads (default: 1 and 2)";
+    flags_add(&f, fl);
+    fl = conv_paths_flag(&o->convs);
+    fl.help = "only these paths (default: im2col, direct, auto)";
+    flags_add(&f, fl);
+    flags_add(&f, flag_isa(&isa));
+    fl = flag_reps(&o->reps);
+    fl.help = "timed repetitions of each layer, median kept (default 10; 2 with --quick)";
+    flags_add(&f, fl);
+    flags_add(&f, flag_int("--steps", "N", &o->steps, 1, 1000000,
+                           "timed training steps per measurement (default 20; 2 with --quick)"));
+    flags_add(&f, flag_int("--batch", "N", &o->batch, 1, 4096,
+                           "images per batch (default 256, the chapter's; 64 with --quick)"));
+    fl = flag_data(&o->data);
+    fl.help = "the images the steps train on (default: fashion when `make datasets` got it, "
+              "else the sample)";
+    flags_add(&f, fl);
+    fl = flag_csv(&o->csv);
+    fl.help = "speed rows: seconds per epoch, inference (- for stdout)";
+    flags_add(&f, fl);
+    flags_add(&f,
+              flag_output("--layers", "FILE", &o->layers, "per-layer forward and backward rows"));
+    flags_add(&f, flag_output("--fusion", "FILE", &o->fusion,
+                              "each convolution with its ReLU fused and as two ops"));
+    flags_add(&f, flag_quick(&o->quick));
+    int rc = flags_parse(&f, argc, argv);
+    if (rc != 0)
+        return rc;
+    for (int i = 0; i < o->convs.n; i++)
+        if (o->convs.v[i] == CONV_1X1)
+            return flags_fail(&f, "--conv 1x1 takes none of this network's 3x3 convolutions: "
+                                  "use auto, im2col or direct");
+    if (o->reps == 0)
+        o->reps = o->quick ? 2 : 10;
+    if (o->steps == 0)
+        o->steps = o->quick ? 2 : 20;
+    if (o->batch == 0)
+        o->batch = o->quick ? 64 : 256;
     return 0;
 }
 
-// A results file with the machine and dataset lines, the epoch size and
-// the batch.
-static FILE *open_out(const char *path, const struct dataset *ds, int threads, int batch)
+// A results file with the machine and dataset lines, the epoch size, the
+// batch and the training steps each speed row is timed over.
+static FILE *open_out(const char *path, const struct dataset *ds, int threads,
+                      const struct options *o)
 {
     int fresh;
     FILE *f = train_csv_open(path, "stage-08", ds, threads, 0, &fresh);
     if (f) {
-        fprintf(f, "# epoch_images: %d\n# batch: %d\n", EPOCH_IMAGES, batch);
+        fprintf(f, "# epoch_images: %d\n# batch: %d\n# steps: %d\n", EPOCH_IMAGES, o->batch,
+                o->steps);
         fprintf(f, "# backend: the conv path (the GEMM backend is auto), as run_cnn writes it\n");
     }
     return f;
@@ -468,6 +437,8 @@ int main(int argc, char **argv)
             return 1;
         }
     }
+    if (ds.note[0])
+        fprintf(stderr, "note: %s\n", ds.note);
     if (o.batch > ds.train.count) {
         fprintf(stderr, "error: --batch %d is more than the %d images of %s\n", o.batch,
                 ds.train.count, ds.name);
@@ -488,11 +459,11 @@ int main(int argc, char **argv)
 
     FILE *csv = NULL, *lay = NULL, *fus = NULL;
     status = 1;
-    if (o.csv && !(csv = open_out(o.csv, &ds, top, o.batch)))
+    if (o.csv && !(csv = open_out(o.csv, &ds, top, &o)))
         goto out;
-    if (o.layers && !(lay = open_out(o.layers, &ds, top, o.batch)))
+    if (o.layers && !(lay = open_out(o.layers, &ds, top, &o)))
         goto out;
-    if (o.fusion && !(fus = open_out(o.fusion, &ds, top, o.batch)))
+    if (o.fusion && !(fus = open_out(o.fusion, &ds, top, &o)))
         goto out;
     if (csv)
         fprintf(csv, "model,framework,backend,threads,batch,seconds_per_epoch,images_per_s,"
@@ -520,7 +491,6 @@ int main(int argc, char **argv)
         for (int ti = 0; ti < nthreads; ti++) {
             int threads = thread_list[ti];
             omp_set_num_threads(threads);
-            conv_set_path(paths[p]);
             for (int i = 0; i < NLAYERS; i++) {
                 const struct layer *l = &layers[i];
                 // Pooling and the Linear layers do not change with the conv
@@ -528,12 +498,12 @@ int main(int argc, char **argv)
                 if (l->kind != CONV_RELU && p > 0 && wanted(&o, paths[0]))
                     continue;
                 struct layer_time lt;
-                if (time_layer(l, o.batch, o.reps, 0, &lt) != 0)
+                if (time_layer(l, paths[p], o.batch, o.reps, 0, &lt) != 0)
                     goto out;
                 const char *path = l->kind == CONV_RELU ? conv_path_name(paths[p]) : "-";
                 const char *taken =
                     l->kind == CONV_RELU
-                        ? conv_path_name(conv_choose(l->c, l->h, l->w, l->oc, 3, 3, 1, 0))
+                        ? conv_path_name(conv_choose(paths[p], l->c, l->h, l->w, l->oc, 3, 3, 1, 0))
                         : "-";
                 for (int dir = 0; dir < 2; dir++) {
                     double secs = dir ? lt.bwd_s : lt.fwd_s;
@@ -571,7 +541,6 @@ int main(int argc, char **argv)
         printf("\nthe ReLU fused into the convolution, or as an op of its own (auto path)\n");
         printf("%-6s %2s  %-8s %10s %10s  %7s\n", "layer", "th", "pass", "fused ms",
                "unfused ms", "saved");
-        conv_set_path(CONV_AUTO);
         for (int ti = 0; ti < nthreads; ti++) {
             int threads = thread_list[ti];
             omp_set_num_threads(threads);
@@ -581,7 +550,7 @@ int main(int argc, char **argv)
                     continue;
                 struct layer_time both[2];
                 for (int unfused = 0; unfused < 2; unfused++)
-                    if (time_layer(l, o.batch, o.reps, unfused, &both[unfused]) != 0)
+                    if (time_layer(l, CONV_AUTO, o.batch, o.reps, unfused, &both[unfused]) != 0)
                         goto out;
                 for (int dir = 0; dir < 2; dir++) {
                     double fused_s = dir ? both[0].bwd_s : both[0].fwd_s;
@@ -612,9 +581,8 @@ int main(int argc, char **argv)
         for (int ti = 0; ti < nthreads; ti++) {
             int threads = thread_list[ti];
             omp_set_num_threads(threads);
-            conv_set_path(paths[p]);
             struct net_time nt;
-            if (time_network(&ds, o.batch, o.steps, &nt) != 0)
+            if (time_network(&ds, paths[p], o.batch, o.steps, &nt) != 0)
                 goto out;
             const char *models[2] = {"cnn", "cnn-inference"};
             double secs[2] = {nt.step_s, nt.infer_s};
@@ -637,7 +605,6 @@ int main(int argc, char **argv)
     }
     status = 0;
 out:
-    conv_set_path(CONV_AUTO);
     status = train_csv_close(csv, o.csv, status);
     status = train_csv_close(lay, o.layers, status);
     status = train_csv_close(fus, o.fusion, status);

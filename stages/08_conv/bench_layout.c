@@ -16,10 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "args.h"
 #include "bench.h"
 #include "conv.h"
+#include "flags.h"
 #include "layout.h"
+#include "machine.h"
 #include "mat.h"
 #include "ops.h"
 #include "peak.h"
@@ -106,7 +107,9 @@ static int measure(const struct conv_shape *s, int n, int reps, struct timing ou
     k.K = 9L * s->c;
     k.P = (long)k.oh * k.ow;
     int status = -1;
-    k.tape = tape_new(NULL);
+    struct tape_config config = tape_config_default();
+    config.conv = CONV_IM2COL;  // the library's NCHW op, on its im2col path
+    k.tape = tape_new(&config);
     k.w = tensor_param(4, (int[]){s->oc, s->c, 3, 3});
     k.bias = tensor_param(1, (int[]){s->oc});
     long xs = (long)s->c * s->h * s->w, ys = (long)s->oc * k.P;
@@ -140,7 +143,6 @@ static int measure(const struct conv_shape *s, int n, int reps, struct timing ou
                 k.wk[((long)t * s->c + ch) * s->oc + o] = k.w->data[((long)o * s->c + ch) * 9 + t];
 
     // Check first: the two outputs, one transposed, agree.
-    conv_set_path(CONV_IM2COL);
     nchw_forward(&k);
     nhwc_forward(&k);
     if (!k.y) {
@@ -164,7 +166,6 @@ static int measure(const struct conv_shape *s, int n, int reps, struct timing ou
     out[1].copy_s = median_of(reps, nhwc_copy, &k);
     status = 0;
 out:
-    conv_set_path(CONV_AUTO);
     tape_free(k.tape);
     tensor_free(k.x);
     tensor_free(k.w);
@@ -177,51 +178,28 @@ out:
     return status;
 }
 
-static void usage(FILE *f, const char *prog)
-{
-    fprintf(f,
-            "usage: %s [--reps R] [--batch N] [--csv FILE] [--quick]\n"
-            "  --reps R     timed repetitions, median kept (default 10)\n"
-            "  --batch N    images (default 256, the chapter's)\n"
-            "  --csv FILE   the rows (- for stdout)\n"
-            "  --quick      batch 32, 2 repetitions: proves it runs, measures little\n",
-            prog);
-}
-
 int main(int argc, char **argv)
 {
-    int reps = 10, batch = 256, quick = 0, reps_given = 0, batch_given = 0;
+    int reps = 0, batch = 0, quick = 0;
     const char *csv_path = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *flag = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(flag, "--help") || !strcmp(flag, "-h")) {
-            usage(stdout, argv[0]);
-            return 0;
-        } else if (!strcmp(flag, "--quick")) {
-            quick = 1;
-            continue;
-        }
-        i++;
-        if (!strcmp(flag, "--reps") && !args_int(value, 1, 100000, &reps)) {
-            reps_given = 1;
-        } else if (!strcmp(flag, "--batch") && !args_int(value, 1, 4096, &batch)) {
-            batch_given = 1;
-        } else if (!strcmp(flag, "--csv") && value && *value) {
-            csv_path = value;
-        } else {
-            fprintf(stderr, "error: %s: %s\n",
-                    strcmp(flag, "--reps") && strcmp(flag, "--batch") && strcmp(flag, "--csv")
-                        ? "unknown flag"
-                        : "a bad or missing value after",
-                    flag);
-            usage(stderr, argv[0]);
-            return 2;
-        }
-    }
-    if (quick) {
-        reps = reps_given ? reps : 2;
-        batch = batch_given ? batch : 32;
-    }
+    enum isa isa = ISA_COUNT;
+    struct flags f = {.about = "The forward of each convolution of the CNN in NCHW and in NHWC, "
+                               "one thread, each\nchecked against the other first."};
+    struct flag fl = flag_reps(&reps);
+    fl.help = "timed repetitions, median kept (default 10; 2 with --quick)";
+    flags_add(&f, fl);
+    flags_add(&f, flag_int("--batch", "N", &batch, 1, 4096,
+                           "images (default 256, the chapter's; 32 with --quick)"));
+    flags_add(&f, flag_csv(&csv_path));
+    flags_add(&f, flag_isa(&isa));
+    flags_add(&f, flag_quick(&quick));
+    int rc = flags_parse(&f, argc, argv);
+    if (rc != 0)
+        return rc == 1 ? 0 : rc;
+    if (reps == 0)
+        reps = quick ? 2 : 10;
+    if (batch == 0)
+        batch = quick ? 32 : 256;
     omp_set_num_threads(1);  // the layouts, not the threads
     FILE *csv = NULL;
     if (csv_path) {
@@ -230,7 +208,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "error: cannot write %s\n", csv_path);
             return 1;
         }
-        bench_write_machine(csv, "stage-08", 1);
+        machine_write(csv, "stage-08", 1);
         fprintf(csv, "# batch: %d\n# run: %d\n", batch, RUN);
         fprintf(csv, "layer,layout,threads,batch,seconds,copy_seconds,gflops,pct_peak\n");
     }

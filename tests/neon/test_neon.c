@@ -27,21 +27,22 @@ typedef void (*matmul_fn)(int m, int n, int k, const float *A, int lda, const fl
 static void packed_neon(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
                         float *C, int ldc)
 {
-    gemm_set_isa(ISA_NEON);
+    isa_force(ISA_NEON);
     gemm_packed(GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
 }
 
 static void packed_scalar(int m, int n, int k, const float *A, int lda, const float *B,
                           int ldb, float *C, int ldc)
 {
-    gemm_set_isa(ISA_SCALAR);
+    isa_force(ISA_SCALAR);
     gemm_packed(GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
 }
 
 static void front_door(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
                        float *C, int ldc)
 {
-    gemm_set_best_isa();
+    isa_force(isa_best());
+    gemm_reset_kernels();
     gemm(GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
 }
 
@@ -176,7 +177,7 @@ static int optim_neon_same_bits(void)
             }
         }
     }
-    if (optim_set_isa(ISA_NEON) != 0 || optim_kernels_current()->adam != adam_update_neon) {
+    if (isa_force(ISA_NEON) != 0 || optim_kernels(isa_active())->adam != adam_update_neon) {
         printf("FAIL optim_neon: the dispatch does not choose the NEON loops\n");
         return 0;
     }
@@ -221,7 +222,7 @@ static int conv_direct_neon_agrees(void)
                             return 0;
                         }
                 }
-    if (conv_direct_set_isa(ISA_NEON) != 0 || conv_direct_kernel() != conv_direct_neon) {
+    if (isa_force(ISA_NEON) != 0 || conv_direct_kernel(isa_active()) != conv_direct_neon) {
         printf("FAIL conv_direct_neon: the dispatch does not choose the NEON kernel\n");
         return 0;
     }
@@ -254,7 +255,7 @@ static int maxpool_row_neon_agrees(void)
                 return 0;
             }
     }
-    if (maxpool_row_set_isa(ISA_NEON) != 0 || maxpool_row_kernel() != maxpool_row_neon) {
+    if (isa_force(ISA_NEON) != 0 || maxpool_row_kernel(isa_active()) != maxpool_row_neon) {
         printf("FAIL maxpool_row_neon: the dispatch does not choose the NEON kernel\n");
         return 0;
     }

@@ -1,5 +1,7 @@
-// The training drivers' shared part: flags, the run of epochs, the CSV of
-// design.md. run_mlp and run_cnn differ only in their model.
+// The run the training drivers share: the dataset, the model, the epochs
+// with a line and a CSV row each (common/README.md's columns), --load and
+// --save. run_mlp and run_cnn differ only in their model; their flags are
+// read by train_flags.c.
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -8,93 +10,41 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "args.h"
-#include "bench.h"
 #include "checkpoint.h"
+#include "machine.h"
 #include "timer.h"
 #include "train.h"
-#include "train_cli.h"
+#include "train_run.h"
 
-int train_options_init(struct train_options *o, long batch, long epochs)
+void train_options_init(struct train_options *o, long batch, long epochs)
 {
     *o = (struct train_options){.data = "fashion", .batch = batch, .epochs = epochs, .seed = 1,
-                                .optim = OPTIM_ADAM, .lr = -1.0};
-    o->gemm = gemm_backend_from_env();
-    if (!o->gemm) {
-        fprintf(stderr, "error: GEMM_BACKEND='%s' names no backend\n", getenv("GEMM_BACKEND"));
-        return -1;
-    }
-    return 0;
+                                .optim = OPTIM_ADAM, .lr = -1.0, .gemm = 0, .conv = CONV_AUTO,
+                                .isa = ISA_COUNT};
 }
 
-static int bad(const char *what, const char *value)
+struct tape_config train_options_tape(const struct train_options *o)
 {
-    fprintf(stderr, "error: %s, not '%s'\n", what, value ? value : "(missing)");
-    return -1;
+    int count;
+    const struct gemm_backend *all = gemm_backend_all(&count);
+    struct tape_config c = tape_config_default();
+    c.gemm = &all[o->gemm];
+    c.conv = (enum conv_path)o->conv;
+    return c;
 }
 
-int train_options_flag(struct train_options *o, const char *flag, const char *value)
-{
-    if (!strcmp(flag, "--append")) {
-        o->append = 1;
-        return 1;
-    }
-    if (!strcmp(flag, "--data")) {
-        if (!value || !*value)
-            return bad("--data wants mnist, fashion, sample or a directory", value);
-        o->data = value;
-    } else if (!strcmp(flag, "--batch")) {
-        if (args_long(value, 1, 65536, &o->batch))
-            return bad("--batch wants a count in 1..65536", value);
-    } else if (!strcmp(flag, "--epochs")) {
-        if (args_long(value, 0, 100000, &o->epochs))
-            return bad("--epochs wants a count in 0..100000", value);
-    } else if (!strcmp(flag, "--optim")) {
-        if (!value || optim_parse(value, &o->optim))
-            return bad("--optim wants sgd or adam", value);
-    } else if (!strcmp(flag, "--lr")) {
-        if (args_double(value, 1e-12, 100.0, &o->lr) || o->lr <= 0)
-            return bad("--lr wants a number above 0", value);
-    } else if (!strcmp(flag, "--lr-decay")) {
-        if (!value || (strcmp(value, "none") && strcmp(value, "cosine")))
-            return bad("--lr-decay wants none or cosine", value);
-        o->cosine = !strcmp(value, "cosine");
-    } else if (!strcmp(flag, "--wd")) {
-        if (args_double(value, 0.0, 10.0, &o->wd))
-            return bad("--wd wants a number in 0..10", value);
-    } else if (!strcmp(flag, "--seed")) {
-        if (args_long(value, 0, LONG_MAX, &o->seed))
-            return bad("--seed wants a number of 0 or more", value);
-    } else if (!strcmp(flag, "--threads")) {
-        if (args_long(value, 1, 1024, &o->threads))
-            return bad("--threads wants a count in 1..1024", value);
-    } else if (!strcmp(flag, "--gemm")) {
-        o->gemm = value ? gemm_backend_find(value) : NULL;
-        if (!o->gemm)
-            return bad("--gemm wants one of the backends below", value);
-    } else if (!strcmp(flag, "--save") || !strcmp(flag, "--load") || !strcmp(flag, "--csv")) {
-        if (!value || !*value)
-            return bad("a file name is missing after", flag);
-        if (!strcmp(flag, "--save"))
-            o->save = value;
-        else if (!strcmp(flag, "--load"))
-            o->load = value;
-        else
-            o->csv = value;
-    } else {
-        return 0;
-    }
-    return 2;
-}
-
-int train_options_finish(struct train_options *o)
+int train_options_check(struct train_options *o, char *err, size_t errlen)
 {
     if (o->lr < 0)
         o->lr = o->optim == OPTIM_ADAM ? 1e-3 : 0.05;
-    if (o->epochs == 0 && !o->load)
-        return bad("--epochs 0 only evaluates a model given with --load", "0");
-    if (o->append && !o->csv)
-        return bad("--append adds to the file of --csv, which is missing", "--append");
+    if (o->epochs == 0 && !o->load) {
+        snprintf(err, errlen, "--epochs 0 only evaluates a model given with --load");
+        return -1;
+    }
+    if (o->append && !o->csv) {
+        snprintf(err, errlen, "--append adds to the file of --csv, which is missing");
+        return -1;
+    }
     return 0;
 }
 
@@ -111,36 +61,6 @@ const char *train_recipe_name(const struct train_options *o)
     if (o->optim == OPTIM_ADAM)
         return o->cosine ? "adam-cosine" : "adam";
     return o->cosine ? "sgd-cosine" : "sgd";
-}
-
-void train_options_usage(FILE *f, const struct train_options *o)
-{
-    int count;
-    const struct gemm_backend *all = gemm_backend_all(&count);
-    fprintf(f,
-            "  --data NAME     mnist, fashion (from build/datasets/ or $DATA_DIR; `make "
-            "datasets`),\n"
-            "                  sample (committed), or a directory of IDX files (default "
-            "fashion)\n"
-            "  --batch N       images per step (default %ld)\n"
-            "  --epochs N      passes over the training set (default %ld; 0 with --load: "
-            "evaluate)\n"
-            "  --optim NAME    sgd (momentum 0.9) or adam (default adam)\n"
-            "  --lr X          learning rate (default 0.001 for adam, 0.05 for sgd)\n"
-            "  --lr-decay D    none, or cosine: each epoch's rate on half a cosine from\n"
-            "                  --lr down towards 0 (default none)\n"
-            "  --wd X          weight decay, an L2 term in the gradient (default 0)\n"
-            "  --seed N        initial weights and shuffles (default 1)\n"
-            "  --threads N     OpenMP threads (default: all cores)\n"
-            "  --gemm NAME     the GEMM every matmul goes through (default: $GEMM_BACKEND, "
-            "else auto):\n",
-            o->batch, o->epochs);
-    for (int i = 0; i < count; i++)
-        fprintf(f, "                    %-9s %s\n", all[i].name, all[i].about);
-    fprintf(f, "  --save FILE     write the trained model\n"
-               "  --load FILE     start from a saved model (the same model)\n"
-               "  --csv FILE      per-epoch rows (loss, accuracy, time, memory)\n"
-               "  --append        add rows to FILE instead of starting it afresh\n");
 }
 
 FILE *train_csv_open(const char *path, const char *stage, const struct dataset *ds, int threads,
@@ -163,7 +83,7 @@ FILE *train_csv_open(const char *path, const char *stage, const struct dataset *
         }
     }
     if (*fresh) {
-        bench_write_machine(f, stage, threads);
+        machine_write(f, stage, threads);
         fprintf(f, "# dataset: %s\n# dataset_dir: %s\n# train_images: %d\n# test_images: %d\n",
                 ds->name, ds->dir, ds->train.count, ds->test.count);
     }
@@ -216,6 +136,8 @@ int train_run(const struct train_options *o, const struct train_model *tm)
         fprintf(stderr, "error: %s\n", err);
         return 1;
     }
+    if (ds.note[0])
+        fprintf(stderr, "note: %s\n", ds.note);
     int status = 1;
     struct nn_model m = {0};
     struct optim *opt = NULL;
@@ -232,7 +154,8 @@ int train_run(const struct train_options *o, const struct train_model *tm)
         fprintf(stderr, "error: cannot make the optimizer (out of memory?)\n");
         goto out;
     }
-    if (trainer_init(&tr, o->gemm, (int)o->batch, ds.train.pixels, ds.train.count, err,
+    struct tape_config config = train_options_tape(o);
+    if (trainer_init(&tr, &config, (int)o->batch, ds.train.pixels, ds.train.count, err,
                      sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
         goto out;

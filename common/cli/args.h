@@ -7,8 +7,9 @@
 int args_long(const char *s, long lo, long hi, long *out);
 int args_int(const char *s, int lo, int hi, int *out);
 int args_double(const char *s, double lo, double hi, double *out);
-// 1 when name is one of the comma-separated words of list ("im2col,auto"),
-// else 0.
-int args_in_list(const char *list, const char *name);
+// Comma-separated whole numbers in [lo, hi] ("64,256") into out (at most
+// max). Returns how many, or -1 when one is not such a number or there are
+// more than max.
+int args_counts(const char *list, long lo, long hi, int *out, int max);
 
 #endif

@@ -54,6 +54,35 @@ enum isa isa_best(void)
     return ISA_SCALAR;
 }
 
+// listing: isa_active
+// -1 until isa_force: then isa_best() decides, which is cheap enough to ask
+// on every call (the CPU's features are read once, when the program starts).
+static int forced = -1;
+
+enum isa isa_active(void)
+{
+    return forced >= 0 ? (enum isa)forced : isa_best();
+}
+
+int isa_force(enum isa isa)
+{
+    if (!isa_supported(isa))
+        return -1;
+    forced = (int)isa;
+    return 0;
+}
+// end listing
+
+void isa_unsupported_message(enum isa isa, char *buf, int size)
+{
+    int len = snprintf(buf, (size_t)size, "this CPU (%s) cannot run %s code; it runs", cpu_model(),
+                       isa_name(isa));
+    for (int i = 0; i < ISA_COUNT && len > 0 && len < size; i++)
+        if (isa_supported((enum isa)i))
+            len += snprintf(buf + len, (size_t)(size - len), "%s %s", i ? "," : "",
+                            isa_name((enum isa)i));
+}
+
 int isa_lanes(enum isa isa)
 {
     switch (isa) {

@@ -1,6 +1,5 @@
 // The fully connected layer: y = x·w + bias as one node on the tape, so its
 // backward makes all three gradients in one visit.
-#include "nn.h"
 #include "ops.h"
 
 // listing: linear_backward

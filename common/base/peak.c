@@ -102,43 +102,20 @@ double peak_clock_ghz(void)
     return clock_best_ghz;
 }
 
-static loop_fn throughput_loop(enum isa isa)
-{
-    // Only the loops this architecture can hold are compiled in.
-    switch (isa) {
+// The probe's two loops per ISA. Only the loops this architecture can hold
+// are compiled in; measure() asks only for an ISA the CPU supports.
+static const struct {
+    loop_fn throughput, chain;
+} loops[ISA_COUNT] = {
+    [ISA_SCALAR] = {peak_throughput_scalar, peak_chain_scalar},
 #if defined(__x86_64__)
-    case ISA_AVX2:
-        return peak_throughput_avx2;
-    case ISA_AVX512:
-        return peak_throughput_avx512;
+    [ISA_AVX2] = {peak_throughput_avx2, peak_chain_avx2},
+    [ISA_AVX512] = {peak_throughput_avx512, peak_chain_avx512},
 #endif
 #if defined(__aarch64__)
-    case ISA_NEON:
-        return peak_throughput_neon;
+    [ISA_NEON] = {peak_throughput_neon, peak_chain_neon},
 #endif
-    default:
-        return peak_throughput_scalar;
-    }
-}
-
-static loop_fn chain_loop(enum isa isa)
-{
-    // Only the loops this architecture can hold are compiled in.
-    switch (isa) {
-#if defined(__x86_64__)
-    case ISA_AVX2:
-        return peak_chain_avx2;
-    case ISA_AVX512:
-        return peak_chain_avx512;
-#endif
-#if defined(__aarch64__)
-    case ISA_NEON:
-        return peak_chain_neon;
-#endif
-    default:
-        return peak_chain_scalar;
-    }
-}
+};
 
 // listing: peak
 static struct peak measure(enum isa isa, int threads)
@@ -146,12 +123,12 @@ static struct peak measure(enum isa isa, int threads)
     struct peak p = {isa, threads, 0.0, peak_clock_ghz(), 0.0, 0.0};
     if (!isa_supported(isa))
         return p;
-    p.gflops = best_rate(throughput_loop(isa), threads) / 1e9;
+    p.gflops = best_rate(loops[isa].throughput, threads) / 1e9;
     // Read the clock again after the FMA loops, so that a disturbed first
     // reading cannot make the FMA unit look faster than it is.
     p.clock_ghz = measure_clock_ghz();
     if (p.clock_ghz > 0.0) {
-        double fmas_per_second = best_rate(chain_loop(isa), 1);
+        double fmas_per_second = best_rate(loops[isa].chain, 1);
         p.fma_latency = p.clock_ghz * 1e9 / fmas_per_second;
         // Each vector FMA does 2 flops in each lane.
         p.fmas_per_cycle = p.gflops / threads / p.clock_ghz / (2.0 * isa_lanes(isa));

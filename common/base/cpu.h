@@ -12,6 +12,19 @@ int isa_parse(const char *name, enum isa *out);
 int isa_supported(enum isa isa);
 // The widest supported one: what "the machine's peak" is measured with.
 enum isa isa_best(void);
+
+// The one switch every kernel family follows. Each family (the GEMM's
+// micro-kernels, the elementwise loops, the optimizers, the direct
+// convolution, the pooling row) keeps a table of its kernels indexed by
+// enum isa and picks the entry of isa_active(), or of the ISA a tape was
+// made with (tape.h). Unless isa_force chose, it is the widest this CPU runs.
+enum isa isa_active(void);
+// Makes isa the active one for every family. Returns 0, or -1 (and changes
+// nothing) when this CPU or build cannot run it.
+int isa_force(enum isa isa);
+// "error: this CPU (AMD EPYC) cannot run avx512 code; it runs scalar, avx2"
+// into buf: the one message every program gives for an ISA it lacks.
+void isa_unsupported_message(enum isa isa, char *buf, int size);
 // float lanes in one vector register of isa.
 int isa_lanes(enum isa isa);
 

@@ -1,6 +1,6 @@
 // The drivers' number flags (--batch 64, --lr 0.001), read with strtol and
 // strtod, which accept "12abc" as 12 unless told otherwise: here the whole
-// string must be the number. Also the comma-separated lists of --kernels.
+// string must be the number. Also comma-separated lists of numbers and names.
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,15 +42,22 @@ int args_double(const char *s, double lo, double hi, double *out)
     return 0;
 }
 
-int args_in_list(const char *list, const char *name)
+int args_counts(const char *list, long lo, long hi, int *out, int max)
 {
-    size_t n = strlen(name);
+    int n = 0;
     for (const char *p = list;;) {
         size_t len = strcspn(p, ",");
-        if (len == n && strncmp(p, name, n) == 0)
-            return 1;
+        char item[32];
+        long v;
+        if (n == max || len == 0 || len >= sizeof item)
+            return -1;
+        memcpy(item, p, len);
+        item[len] = '\0';
+        if (args_long(item, lo, hi, &v) != 0)
+            return -1;
+        out[n++] = (int)v;
         if (p[len] == '\0')
-            return 0;
+            return n;
         p += len + 1;
     }
 }

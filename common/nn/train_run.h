@@ -1,41 +1,42 @@
-#ifndef TRAIN_CLI_H
-#define TRAIN_CLI_H
+#ifndef TRAIN_RUN_H
+#define TRAIN_RUN_H
 
 #include <stdio.h>
 
 #include "dataset.h"
-#include "gemm_backend.h"
 #include "nn.h"
 #include "optim.h"
+#include "tape.h"
 #include "train.h"
 
 // What the training drivers (stage 07's run_mlp, stage 08's run_cnn) share:
-// their common flags, and the run itself: the dataset, the optimizer, the
-// epochs with a line and a CSV row each, --load and --save. A driver adds
-// its model's flags and a function that builds the model.
+// their options, and the run itself: the dataset, the optimizer, the epochs
+// with a line and a CSV row each, --load and --save. A driver adds its
+// model's flags and a function that builds the model. The flags that set
+// these options are read by train_flags.c.
 
 struct train_options {
     const char *data;          // mnist, fashion, sample or a directory
     long batch, epochs, seed;
-    long threads;              // 0: OpenMP's default (all cores)
-    enum optim_kind optim;
-    double lr, wd;             // lr < 0 until train_options_finish sets the default
+    int threads;               // 0: OpenMP's default (all cores)
+    int optim;                 // enum optim_kind: --optim's index in optim_names()
+    double lr, wd;             // lr < 0 until train_options_check sets the default
     int cosine;                // 1: the learning rate decays per epoch (train_lr)
-    const struct gemm_backend *gemm;
+    int gemm;                  // the GEMM backend: an index into gemm_backend_all()
+    int conv;                  // the convolutions' path, an enum conv_path (run_cnn)
+    enum isa isa;              // --isa, or ISA_COUNT when not given
     const char *save, *load, *csv;
     int append;
 };
 
-// The shared defaults, with the driver's batch and epochs. Returns 0, or -1
-// when $GEMM_BACKEND names no backend.
-int train_options_init(struct train_options *o, long batch, long epochs);
-// Takes flag (and its value, the next argument) when it is a shared one:
-// returns the number of arguments used (1 or 2); 0 when flag is not a
-// shared one; -1 after printing "error: ..." for a bad value.
-int train_options_flag(struct train_options *o, const char *flag, const char *value);
-// After every flag: the learning rate's default, and the flags that cannot
-// go together. Returns 0, or -1 after printing the problem.
-int train_options_finish(struct train_options *o);
+// The shared defaults, with the driver's batch and epochs.
+void train_options_init(struct train_options *o, long batch, long epochs);
+// After the flags: the learning rate's default, and the flags that cannot go
+// together. Returns 0, or -1 with the problem in err.
+int train_options_check(struct train_options *o, char *err, size_t errlen);
+// The tape's config these options ask for: their GEMM backend and conv path,
+// on the active ISA (isa_active(), which --isa forced if given).
+struct tape_config train_options_tape(const struct train_options *o);
 // The learning rate of epoch e (1 ≤ e ≤ epochs): lr, or with --lr-decay
 // cosine half a cosine from lr down towards 0 over the run,
 //   lr · (1 + cos(π·(e − 1)/epochs)) / 2
@@ -43,8 +44,6 @@ int train_options_finish(struct train_options *o);
 double train_lr(const struct train_options *o, long e);
 // "adam" or "adam-cosine": the CSVs' optimizer column.
 const char *train_recipe_name(const struct train_options *o);
-// The usage lines of the shared flags (the driver's defaults in o).
-void train_options_usage(FILE *f, const struct train_options *o);
 
 // What a driver gives train_run about its model.
 struct train_model {

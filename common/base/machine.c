@@ -1,0 +1,66 @@
+// The `#` lines that start every results file: what machine, compiler and
+// OpenBLAS the numbers below them were measured with (common/README.md).
+#include <stdlib.h>
+#include <time.h>
+
+#include "blas.h"
+#include "cpu.h"
+#include "machine.h"
+#include "peak.h"
+
+// The build's optimisation flags, passed in by common/build.mk.
+#ifndef MACHINE_CFLAGS
+#define MACHINE_CFLAGS "unknown"
+#endif
+
+static const char *compiler(void)
+{
+#if defined(__clang__)
+    return "clang " __clang_version__;
+#elif defined(__GNUC__)
+    return "gcc " __VERSION__;
+#else
+    return "unknown compiler";
+#endif
+}
+
+void machine_write(FILE *f, const char *stage, int threads)
+{
+    char date[32];
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    const char *coretype = getenv("OPENBLAS_CORETYPE");
+    // The clock the peak was computed with, so that clock × FMAs per cycle ×
+    // lanes × 2 in this header gives the peak it prints.
+    fprintf(f, "# stage: %s\n# cpu: %s\n# cores: %d\n# clock_ghz: %.2f\n", stage, cpu_model(),
+            cpu_count(), peak_get(isa_best(), 1).clock_ghz);
+    int counts[2] = {1, threads};
+    for (int c = 0; c < (threads > 1 ? 2 : 1); c++) {
+        for (int isa = 0; isa < ISA_COUNT; isa++)
+            if (isa_supported((enum isa)isa))
+                fprintf(f, "# peak.%s.%d: %.1f\n", isa_name((enum isa)isa), counts[c],
+                        peak_get((enum isa)isa, counts[c]).gflops);
+        fprintf(f, "# peak.machine.%d: %.1f\n", counts[c], peak_get(isa_best(), counts[c]).gflops);
+    }
+    struct peak p = peak_get(isa_best(), 1);
+    fprintf(f, "# fma_latency_cycles.%s: %.2f\n# fmas_per_cycle.%s: %.2f\n", isa_name(p.isa),
+            p.fma_latency, isa_name(p.isa), p.fmas_per_cycle);
+    // The blocking of the packed GEMM follows from these, so a results file
+    // says which caches its numbers were measured with.
+    struct cpu_caches c = cpu_caches();
+    fprintf(f, "# l1d_kib: %ld\n# l2_kib: %ld\n# l3_kib: %ld\n", c.l1d / 1024, c.l2 / 1024,
+            c.l3 / 1024);
+    fprintf(f, "# compiler: %s\n# cflags: %s\n", compiler(), MACHINE_CFLAGS);
+    fprintf(f, "# openblas_config: %s\n# openblas_core: %s\n# openblas_coretype: %s\n",
+            blas_config(), blas_core(), coretype ? coretype : "unset");
+    const char *l2_size = getenv("OPENBLAS_L2_SIZE");
+    // isa: what our kernels ran on, the widest (isa_best) unless --isa forced another.
+    fprintf(f, "# openblas_l2_size: %s\n# openblas_isa: %s\n# isa_best: %s\n# isa: %s\n",
+            l2_size ? l2_size : "unset", isa_name(blas_isa()), isa_name(isa_best()),
+            isa_name(isa_active()));
+    // Present only when OpenBLAS is held back: plots and the book repeat it.
+    char note[512];
+    if (blas_limit_note(stage, note, sizeof note))
+        fprintf(f, "# openblas_note: %s\n", note);
+    fprintf(f, "# date: %s\n", date);
+}
