@@ -368,6 +368,12 @@ int bench_run(const struct bench_stage *stage, const struct bench_options *o)
                     print_row(table, csv, "openblas", "", blas_isa(), counts[c], &p.s, &blas[c],
                               blas[c].gflops);
             }
+            // OpenBLAS's threads spin for a while after a call before they
+            // sleep (2^28 cycles by default, under 0.1 s). With no core to
+            // spare, they would take one from the first of our kernels timed
+            // on several threads: wait until they are asleep.
+            if (counts[1] > 1)
+                nanosleep(&(struct timespec){0, 200000000}, NULL);
             for (int i = 0; i < stage->nkernels && status == 0; i++) {
                 const struct bench_kernel *kern = &stage->kernels[i];
                 if (!selected(o, i) || !isa_selected(o, kern->isa) || !isa_supported(kern->isa))
