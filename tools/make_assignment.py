@@ -158,7 +158,8 @@ KIT_FILES = {
         "common/gemm/gemm_kernel_*.c", "common/gemm/gemm_small.c",
         "common/gemm/gemm_parallel.c", "tests/gemm_check.h", "tools/check-layers.sh"],
     5: ["common/gemm/gemm_backend.*", "common/gemm/gemm_strassen*.c", "tools/scaling-plot.sh",
-        "tools/paths-plot.sh", "tools/strassen-rule.sh", "tools/strassen-plot.sh"],
+        "tools/paths-plot.sh", "tools/strassen-rule.sh", "tools/strassen-plot.sh",
+        "tools/median-rows.sh"],
     # The Linear layer (ops_layer.c) is chapter 7's op: it sits with the
     # other ops, but comes with stage 7.
     6: ["common/autograd/README.md", "common/autograd/arena.*", "common/autograd/ops.h", "common/autograd/ops_act.c",
