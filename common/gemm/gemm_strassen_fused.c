@@ -168,7 +168,6 @@ static void macro_kernel_sums(const struct gemm_kernel *kernel, int mc, int nc, 
 }
 // end listing
 
-// listing: fused_product
 // The five loops of gemm_packed.c on one thread, for one product.
 static void fused_loops(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
                         const float *A, int lda, const struct gemm_blocks *a, const float *B,
@@ -194,6 +193,7 @@ static void fused_loops(enum gemm_trans ta, enum gemm_trans tb, int m, int n, in
     }
 }
 
+// listing: fused_product
 void gemm_fused_product(int threads, enum gemm_trans ta, enum gemm_trans tb, int m, int n,
                         int k, const float *A, int lda, const struct gemm_blocks *a,
                         const float *B, int ldb, const struct gemm_blocks *b, float *C,
