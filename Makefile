@@ -100,7 +100,7 @@ test: test-deps
 	@tools/check-layers.sh $(BUILD)/obj/$(notdir $(CC))-test/common/gemm
 	@tools/check-folders.sh
 	@$(MAKE) --no-print-directory test-neon
-	@PEAK_CACHE= LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
+	@PEAK_CACHE= GEMM_STRASSEN_RULE= LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
 	  TEST_DRIVERS=$(abspath $(TEST_DRIVER_DIR)) \
 	  $(TEST_ALL) $(if $(TASK),--filter 'task_$(subst .,_,$(TASK))/*')
 
@@ -154,7 +154,9 @@ help:
 	@echo "                       (assignment: a student kit in build/assignments/, with the"
 	@echo "                       student edition of the book)"
 	@echo "                       e.g. make stage-01 bench, make stage-01 test TASK=1.2;"
-	@echo "                       stage 04 adds staircase (the GEMM one step at a time)"
+	@echo "                       stage 04 adds staircase (the GEMM one step at a time);"
+	@echo "                       stage 05 adds paths and strassen (Strassen's algorithm:"
+	@echo "                       speed, error, and the rule gemm() reads)"
 	@echo "  make stage-07 run    train the MLP on Fashion-MNIST (EPOCHS=10), and on MNIST"
 	@echo "                       digits when present; stage-07 compare: against PyTorch at"
 	@echo "                       its best, ROUNDS=3 rounds of EPOCHS=3 epochs; profile:"
@@ -190,7 +192,8 @@ help:
 	@echo "knobs (the same flags reach every program: PROGRAM --help lists them):"
 	@echo "  ISA=scalar|avx2|avx512|neon   every kernel family of every stage runs it"
 	@echo "  THREADS=N  REPS=R  QUICK=1  FULL=1  TASK=N.M (tests)  CC=clang"
-	@echo "  GEMM benches (01-05): SIZES=256,512  SHAPES=128x10x256,...  KERNELS=a,b (rows)"
+	@echo "  GEMM benches (01-05): SIZES=256,512  SHAPES=128x10x256,...  KERNELS=a,b (rows;"
+	@echo "                   e.g. KERNELS=gemm,strassen for stage 05)"
 	@echo "  training stages (06-09): GEMM=auto|openblas|... (the backend of every matmul;"
 	@echo "                   a list for the benches)  EPOCHS=N  DATA_DIR=DIR"
 	@echo "  stage 08: CONV=auto|im2col|direct (a list for the bench)"

@@ -52,9 +52,11 @@ isa_flags = $(if $(filter %_avx512.c,$<),$(ISA_avx512),$(if $(filter %_avx2.c,$<
 # At -O2, gcc 12 vectorizes only loops that need no scalar tail, and keeps a
 # register block of C in registers only when it unrolls the i and j loops
 # completely: the tiled (chapter 2) and SIMD (chapter 3) kernels need -O3.
+# So do the sums of blocks and the additions into C of Strassen's algorithm
+# (chapter 5), plain loops of unknown length.
 extra_flags = $(if $(filter %peak_scalar.c,$<),-fno-tree-vectorize) \
               $(if $(filter %/tiled.c %/simd.c %/simd_scalar.c %/simd_avx2.c %/simd_avx512.c \
-                            %/simd_neon.c,$<),-O3)
+                            %/simd_neon.c %/gemm_strassen.c %/gemm_strassen_fused.c,$<),-O3)
 # end listing
 
 COMMON_SRCS := $(wildcard $(ROOT)/common/*/*.c)

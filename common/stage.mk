@@ -26,6 +26,9 @@ TEST_SRC := $(ROOT)/tests/test_$(STAGE_NAME).c
 TEST_BIN := $(BIN)/test-$(notdir $(CC))
 
 export PEAK_CACHE := $(abspath $(BUILD))/peak.csv
+# Where gemm() may use Strassen's algorithm on this machine, as the Strassen
+# study (`make stage-05 strassen`) measured it; without the file, nowhere.
+export GEMM_STRASSEN_RULE := $(abspath $(BUILD))/strassen-rule.txt
 
 # The knobs of common/README.md, turned into driver flags. Every program takes
 # --isa (ISA=) and --threads (THREADS=); the GEMM benchmarks of stages 01-05
@@ -95,7 +98,7 @@ TEST_DRIVERS := $(patsubst %.c,$(TEST_DRIVER_DIR)/%,$(TESTED_DRIVERS))
 test:
 	@$(ROOT)/tools/deps.sh test quiet
 	$(MAKE) --no-print-directory MODE=test test-build
-	LSAN_OPTIONS=suppressions=$(abspath $(ROOT)/tests/lsan.supp):print_suppressions=0 \
+	GEMM_STRASSEN_RULE= LSAN_OPTIONS=suppressions=$(abspath $(ROOT)/tests/lsan.supp):print_suppressions=0 \
 	  TEST_DRIVERS=$(abspath $(TEST_DRIVER_DIR)) \
 	  $(TEST_BIN) $(if $(TASK),--filter 'task_$(subst .,_,$(TASK))/*')
 

@@ -94,6 +94,7 @@ $(BOOK_PLOT_STAMP): _book_force
 	study stage-04-staircase tools/plot.sh || exit 1; \
 	study stage-05-scaling tools/scaling-plot.sh || exit 1; \
 	study stage-05-paths tools/paths-plot.sh || exit 1; \
+	study stage-05-strassen tools/strassen-plot.sh || exit 1; \
 	study stage-06 tools/autograd-plot.sh || exit 1; \
 	mlp() { \
 	  srcs=$$(ls $(BOOK_RESULTS)/stage-07*.csv plots/data/stage-07*.csv 2>/dev/null); \
