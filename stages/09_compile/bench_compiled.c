@@ -345,17 +345,9 @@ int main(int argc, char **argv)
     int threads = omp_get_max_threads();
     char err[8192];
     struct dataset ds;
-    const char *data = o.data ? o.data : "fashion";
-    if (dataset_load(data, NULL, &ds, err, sizeof err) != 0) {
-        if (o.data) {
-            fprintf(stderr, "error: %s\n", err);
-            return 1;
-        }
-        fprintf(stderr, "note: no Fashion-MNIST (make datasets); timing on the sample\n");
-        if (dataset_load("sample", NULL, &ds, err, sizeof err) != 0) {
-            fprintf(stderr, "error: %s\n", err);
-            return 1;
-        }
+    if (dataset_load_for_bench(o.data, &ds, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        return 1;
     }
     FILE *csv = NULL, *steps_csv = NULL, *kernels_csv = NULL, *bytes_csv = NULL;
     status = 1;
