@@ -87,15 +87,21 @@ TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_OBJS := $(patsubst %.c,$(BUILD)/obj/$(notdir $(CC))-test/all/%.o,$(TEST_STAGE_SRCS) $(TEST_SRCS))
 TEST_ALL := $(BUILD)/test-all-$(notdir $(CC))
 
+# The training drivers too, built the same way: the tests of stages 07 and
+# 08 run them on a small set they write (TEST_DRIVERS tells them where).
+TEST_DRIVER_DIR := $(BUILD)/test-drivers-$(notdir $(CC))
+TEST_DRIVERS := $(TEST_DRIVER_DIR)/run_mlp $(TEST_DRIVER_DIR)/run_cnn
+
 test: test-deps
 	@$(MAKE) --no-print-directory MODE=test test-build
 	@tools/check-layers.sh $(BUILD)/obj/$(notdir $(CC))-test/common/gemm
 	@tools/check-folders.sh
 	@$(MAKE) --no-print-directory test-neon
 	@PEAK_CACHE= LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
+	  TEST_DRIVERS=$(abspath $(TEST_DRIVER_DIR)) \
 	  $(TEST_ALL) $(if $(TASK),--filter 'task_$(subst .,_,$(TASK))/*')
 
-test-build: $(TEST_ALL)
+test-build: $(TEST_ALL) $(TEST_DRIVERS)
 
 $(BUILD)/obj/$(notdir $(CC))-$(MODE)/all/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
@@ -103,6 +109,12 @@ $(BUILD)/obj/$(notdir $(CC))-$(MODE)/all/%.o: %.c $(FLAGS_STAMP)
 
 $(TEST_ALL): $(TEST_OBJS) $(COMMON_OBJS)
 	$(CC) $(LDFLAGS) $^ -lcriterion $(LDLIBS) -o $@
+
+$(TEST_DRIVER_DIR)/run_mlp: $(BUILD)/obj/$(notdir $(CC))-test/all/stages/07_mlp/run_mlp.o
+$(TEST_DRIVER_DIR)/run_cnn: $(BUILD)/obj/$(notdir $(CC))-test/all/stages/08_conv/run_cnn.o
+$(TEST_DRIVERS): $(COMMON_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 -include $(wildcard $(BUILD)/obj/*/all/*/*.d $(BUILD)/obj/*/all/*/*/*.d)
 

@@ -536,6 +536,51 @@ Test(book, a_held_back_openblas_is_noted_under_its_table)
                  1, "a note under a table measured with OpenBLAS on its best path");
 }
 
+// A figure with caption="drawn" takes the caption its plot script wrote
+// beside the plot (build/plots/NAME.caption); outside check mode a missing
+// one is an error, and so is another value of caption=.
+Test(book, a_drawn_caption_comes_from_the_plot)
+{
+    cr_assert_eq(sh("rm -rf /tmp/book-drawn && mkdir -p /tmp/book-drawn/plots/data "
+                    "/tmp/book-drawn/build/plots && "
+                    "cp plots/data/stage-08.csv /tmp/book-drawn/plots/data/ && "
+                    "touch /tmp/book-drawn/build/plots/stage-08.svg && "
+                    "echo 'Batch 64, timed by `make stage-08 bench`. No PyTorch bar.' "
+                    ">/tmp/book-drawn/build/plots/stage-08.caption && "
+                    "printf '%s\\n' '![](build/plots/stage-08.svg){caption=\"drawn\"}' "
+                    ">/tmp/book-drawn/drawn.md && "
+                    "printf '%s\\n' '![](build/plots/stage-08.svg){caption=\"typed\"}' "
+                    ">/tmp/book-drawn/typed.md"),
+                 0);
+    const char *pandoc = "BOOK_ROOT=/tmp/book-drawn pandoc -f markdown --lua-filter "
+                         "tools/book.lua -t html --wrap=none ";
+    char command[512];
+    snprintf(command, sizeof command, "%s /tmp/book-drawn/drawn.md >/tmp/book-drawn/out 2>&1",
+             pandoc);
+    cr_assert_eq(sh(command), 0, "%s", read_file("/tmp/book-drawn/out"));
+    const char *out = read_file("/tmp/book-drawn/out");
+    cr_assert_not_null(strstr(out, "<figcaption aria-hidden=\"true\">Batch 64, timed by "
+                                   "<code>make stage-08 bench</code>. No PyTorch "
+                                   "bar.</figcaption>"),
+                       "%s", out);
+    cr_assert_null(strstr(out, "caption=\"drawn\""), "%s", out);
+
+    cr_assert_eq(sh("rm /tmp/book-drawn/build/plots/stage-08.caption"), 0);
+    cr_assert_neq(sh(command), 0, "a drawn caption that is not there");
+    out = read_file("/tmp/book-drawn/out");
+    cr_assert_not_null(strstr(out, "no caption build/plots/stage-08.caption"), "%s", out);
+    snprintf(command, sizeof command, "BOOK_CHECK=1 %s /tmp/book-drawn/drawn.md >/dev/null 2>&1",
+             pandoc);
+    cr_assert_eq(sh(command), 0, "check mode needs no plot drawn");
+
+    snprintf(command, sizeof command, "%s /tmp/book-drawn/typed.md >/tmp/book-drawn/out 2>&1",
+             pandoc);
+    cr_assert_neq(sh(command), 0);
+    out = read_file("/tmp/book-drawn/out");
+    cr_assert_not_null(strstr(out, "caption=\"typed\"; the one value is \"drawn\""), "%s", out);
+    cr_assert_eq(sh("rm -rf /tmp/book-drawn"), 0);
+}
+
 Test(book, the_real_book_checks)
 {
     cr_assert_eq(sh("tools/check-book.sh --book book.md >/tmp/book-out.txt 2>&1"), 0, "%s",

@@ -50,6 +50,11 @@ exist yet); stage-NN-train.svg may come from stage-NN-compare-train.csv
 instead. With -M plots-format=png, or when writing a .pdf, plots are taken
 as .png (weasyprint 57 cannot read gnuplot's SVG).
 
+  ![](build/plots/stage-08.svg){caption="drawn"}
+
+  takes its caption from build/plots/stage-08.caption, which the plot
+  script wrote with the plot, saying what it drew.
+
 Settings (metadata, else environment): book-root / BOOK_ROOT (repository
 root, default "."), book-data / BOOK_DATA (reference CSV folder, default
 plots/data), book-results / BOOK_RESULTS (your results, default
@@ -801,9 +806,36 @@ end
 -- ---------------------------------------------------------------------
 -- images
 
+-- caption="drawn": the plot script wrote the figure's caption beside it
+-- (build/plots/NAME.caption, Markdown), saying what it drew; the chapter
+-- types none. Without the file (the plot not drawn yet) check mode goes on.
+local function drawn_caption(el, src)
+  local file = src:gsub("%.[sp][vn]g$", ".caption")
+  local lines = read_lines(rooted(file))
+  if lines == nil then
+    if not cfg.check then
+      fail(string.format("image %s: no caption %s, which its plot script writes (run 'make plots')",
+        src, file))
+    end
+    return
+  end
+  local caption = inlines_of(table.concat(lines, "\n"))
+  if #caption == 0 then fail(string.format("image %s: %s is empty", src, file)) end
+  el.caption = caption
+  el.title = "fig:"  -- alone in its paragraph: a figure with this caption
+end
+
 local function image(el)
   local src = el.src
   if src:match("^%a[%w+.-]*://") or src:match("^data:") then return nil end
+  if el.attributes["caption"] ~= nil then
+    if el.attributes["caption"] ~= "drawn" then
+      fail(string.format("image %s: caption=\"%s\"; the one value is \"drawn\"", src,
+        el.attributes["caption"]))
+    end
+    el.attributes["caption"] = nil
+    drawn_caption(el, src)
+  end
   -- build/plots/stage-NN[-study][-reference].svg is drawn from
   -- plots/data/stage-NN[-study].csv by `make plots`.
   local stage = src:match("^build/plots/(stage%-[%w_%-]+)%.[sp][vn]g$")

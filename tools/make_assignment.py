@@ -169,6 +169,7 @@ KIT_FILES = {
         "common/nn/optim*", "common/nn/train.*", "common/nn/progress.*",
         "common/nn/checkpoint.*", "common/nn/train_run.*", "common/nn/train_flags.*",
         "tests/golden/nn_*", "tests/arrays.h",
+        "tests/own_data.h",
         "tools/mlp-plot.sh", "tools/train-plot.sh", "tools/grade-mlp.sh", "tools/grade-train.sh",
         "tools/torch_mlp.py", "tools/torch_peer.py", "tools/compare.py", "datasets/README.md", "datasets/SHA256SUMS", "datasets/sample/*"],
     8: ["common/conv/*", "common/nn/cnn.c", "tests/golden/conv_*", "tools/cnn-plot.sh",

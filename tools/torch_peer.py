@@ -70,14 +70,16 @@ def fail(message):
 
 
 def data_dir(name):
-    """Where our drivers look for a dataset of this name (common/data/dataset.c)."""
-    if "/" in name:
-        return name.rstrip("/"), os.path.basename(name.rstrip("/")) or name
+    """Where our drivers look for a dataset of this name (common/data/dataset.c):
+    mnist, fashion and sample are the named sets, anything else a directory,
+    however it is written, named after itself."""
     if name == "sample":
         return os.path.join(ROOT, "datasets", "sample"), "sample"
     if name in ("mnist", "fashion"):
         base = os.environ.get("DATA_DIR") or os.path.join(ROOT, "build", "datasets")
         return os.path.join(base, name), name
+    if os.path.isdir(name):
+        return name.rstrip("/") or name, os.path.basename(os.path.realpath(name))[:63] or name
     fail(f"--data wants mnist, fashion, sample or a directory, not '{name}'")
 
 
