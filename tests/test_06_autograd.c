@@ -639,6 +639,36 @@ Test(stage_06, no_grad_records_and_allocates_nothing_for_gradients)
     tape_free(t);
 }
 
+// tape_write_dot: one box per recorded node, numbered in recording order,
+// the parameters and the step's input marked, and the same file every time.
+Test(tape, write_dot_draws_every_node)
+{
+    struct mlp m = mlp_new(5, 4, 3);
+    struct tape *t = tape_new(NULL);
+    cr_assert_not_null(t);
+    int labels[2] = {0, 2};
+    struct tensor *loss = mlp_loss(t, &m, step_tensor(t, 2, 5), labels);
+    cr_assert_not_null(loss, "%s", tape_error(t));
+    char text[2][4096];
+    for (int run = 0; run < 2; run++) {
+        FILE *f = fmemopen(text[run], sizeof text[run], "w");
+        cr_assert_not_null(f);
+        cr_assert_eq(tape_write_dot(t, f), 0);
+        fclose(f);
+    }
+    cr_assert_str_eq(text[0], text[1]);
+    int boxes = 0;
+    for (const char *p = text[0]; (p = strstr(p, "shape=box")); p++)
+        boxes++;
+    cr_assert_eq(boxes, tape_node_count(t));
+    cr_assert_not_null(strstr(text[0], "label=\"1: matmul\""));
+    cr_assert_not_null(strstr(text[0], "label=\"input 2×5\""));
+    cr_assert_not_null(strstr(text[0], "label=\"param 5×4\""));
+    cr_assert_eq(strncmp(text[0], "digraph tape {", 14), 0);
+    tape_free(t);
+    mlp_free(&m);
+}
+
 // listing: zero_alloc_test
 // The first step reserves the arena; every later step of the same shapes
 // reuses it: no call to malloc anywhere in the process (malloc_count.h
@@ -786,6 +816,42 @@ static void vec_same_bits(enum isa isa)
 Test(stage_06, vec_avx2_same_bits_as_scalar) { vec_same_bits(ISA_AVX2); }
 Test(stage_06, vec_avx512_same_bits_as_scalar) { vec_same_bits(ISA_AVX512); }
 Test(stage_06, vec_neon_same_bits_as_scalar) { vec_same_bits(ISA_NEON); }
+
+// A smaller batch asks for smaller tensors in the same order, and blocks can
+// still grow: the small requests pack closer, so a large one meets a kept
+// block sized for something else. One block of the first step's total (what
+// arena_fit leaves, and what the trainer does after its first step) holds
+// any later step that asks for no more in all.
+Test(tape, smaller_requests_can_grow_blocks_but_not_a_fitted_arena)
+{
+    for (int fitted = 0; fitted <= 1; fitted++) {
+        struct arena *a = arena_create(4096);
+        cr_assert_not_null(a);
+        // The full batch: 3600 fills most of the first block, 2000 opens a
+        // second, 8192 a third.
+        cr_assert_not_null(arena_alloc(a, 3600));
+        cr_assert_not_null(arena_alloc(a, 2000));
+        cr_assert_not_null(arena_alloc(a, 8192));
+        if (fitted)
+            cr_assert_eq(arena_fit(a), 0);
+        size_t reserved = arena_reserved(a);
+        long calls = arena_heap_allocations();
+        // The smaller batch: the first two now share the first block, and
+        // 4544 finds the second block (4096) too small.
+        arena_reset(a);
+        cr_assert_not_null(arena_alloc(a, 1984));
+        cr_assert_not_null(arena_alloc(a, 1088));
+        cr_assert_not_null(arena_alloc(a, 4544));
+        if (fitted) {
+            cr_assert_eq(arena_reserved(a), reserved);
+            cr_assert_eq(arena_heap_allocations(), calls);
+        } else {
+            cr_assert_gt(arena_reserved(a), reserved, "blocks: the smaller step reserves more");
+            cr_assert_gt(arena_heap_allocations(), calls);
+        }
+        arena_destroy(a);
+    }
+}
 
 // arena_fit: blocks made by one order of requests are replaced by one block
 // of the peak, in which another order of the same total fits without a new

@@ -850,6 +850,10 @@ local function image(el)
     if base and not file_exists(rooted(ref)) then
       ref = ref_path(base .. "-compare-train")
     end
+    -- A tape (run_spirals --dot) is a Graphviz file, not a CSV.
+    if stage:match("%-tape$") and not file_exists(rooted(ref)) then
+      ref = ref:gsub("%.csv$", ".dot")
+    end
     if not file_exists(rooted(ref)) then
       fail(string.format("image %s: no reference data %s to draw it from", src, ref))
     end

@@ -162,7 +162,7 @@ KIT_FILES = {
         "common/autograd/ops_arith.c", "common/autograd/ops_linear.c",
         "common/autograd/ops_loss.c", "common/autograd/tape.*", "common/autograd/tensor.*",
         "common/autograd/vec*", "tests/golden/autograd_*", "tests/golden.h", "tests/malloc_count.h",
-        "tools/autograd-plot.sh"],
+        "tools/autograd-plot.sh", "tools/spirals-plot.sh", "tools/tape-plot.sh"],
     7: ["common/data/*", "common/train.mk", "common/autograd/ops_layer.c", "common/nn/README.md",
         "common/nn/nn.h",
         "common/nn/model.c", "common/nn/mlp.c",
