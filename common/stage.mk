@@ -9,6 +9,8 @@
 #   GRADE_BUILD    the one build they are scored in, in words (the grade
 #                  report and the kit README print it); bench-run sees
 #                  GRADE=1 under `make grade`
+#   GRADE_SCORES   for a stage with no GRADE_KERNELS, what `make grade` scores,
+#                  in words (the kit README prints it)
 #   FULL_SIZES     the sizes of `make bench FULL=1`
 # and may define bench-run / run-run recipes of its own (see below).
 
@@ -119,9 +121,13 @@ $(TEST_BIN): $(OBJ)/tests/test_$(STAGE_NAME).o $(STAGE_OBJS) $(COMMON_OBJS)
 	$(CC) $(LDFLAGS) $^ -lcriterion $(LDLIBS) -o $@
 
 
+# The kit ships the student edition of the book, built (and checked to hold
+# no answer) first.
 KIT := $(BUILD)/assignments/$(STAGE_NAME)
 assignment:
-	python3 $(ROOT)/tools/make_assignment.py $(ROOT) $(STAGE_NAME) $(KIT)
+	@$(MAKE) --no-print-directory -C $(ROOT) book EDITION=student
+	python3 $(ROOT)/tools/make_assignment.py $(ROOT) $(STAGE_NAME) $(KIT) \
+	  --book $(BUILD)/book-student
 
 # A stage graded on more than GEMM speed (stage 07: accuracy and epoch time)
 # sets GRADE_TOOL to its own script, called with the same arguments.

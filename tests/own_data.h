@@ -193,7 +193,7 @@ static inline void expect_training_with_a_note(const char *dir, const char *driv
                                                const char *name, const char *args, int train,
                                                int test, int gz, int epochs)
 {
-    char all[600], sha[4][65], want[200];
+    char all[600], sha[4][65], want[400];
     write_own_set_in(dir, name, train, test, 28, gz, sha);
     snprintf(all, sizeof all, "--data %s %s", name, args);
     int rc = run_driver(dir, driver, all);

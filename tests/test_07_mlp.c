@@ -156,7 +156,7 @@ Test(task_7_1, linear_on_every_backend, .timeout = 300)
 }
 
 // Evaluation: no node, no gradient, the same output.
-Test(nn_linear, no_grad_records_nothing)
+Test(task_7_1, no_grad_records_nothing)
 {
     struct tensor *w = tensor_param(2, (int[]){3, 2}), *bias = tensor_param(1, (int[]){2});
     mat_fill_random(w->data, 3, 2, 2, 1);

@@ -256,7 +256,7 @@ Test(task_8_1, conv_forward_matches_the_definition)
 // Chapter 8's NHWC forward (stages/08_conv/layout.c), which the layout
 // measurement times against the library's NCHW op: the same numbers in the
 // other layout, at every shape of the table above, runs of 2 images.
-Test(conv, nhwc_forward_agrees_with_the_nchw_op)
+Test(task_8_1, nhwc_forward_agrees_with_the_nchw_op)
 {
     for (int s = 0; s < SHAPES; s++) {
         const struct conv_case *k = &shapes[s];

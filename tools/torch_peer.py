@@ -23,6 +23,7 @@ a peer says so and exits 0 (PyTorch is a peer, never a dependency).
 """
 import argparse
 import gc
+import glob
 import gzip
 import math
 import os
@@ -309,6 +310,34 @@ def main(doc, batch, epochs, add_args, build):
     return 0
 
 
+def machine_lines():
+    """The machine as our drivers' CSVs name it (machine_write in
+    common/base/machine.c): CPU model, cores, L1 data cache. The profile
+    runs no driver of ours, and the book needs them to tell which of its
+    machines measured it."""
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith(("model name", "Model")) and line.split(":", 1)[-1].strip():
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    lines = [f"# cpu: {cpu}\n", f"# cores: {os.cpu_count()}\n"]
+    for index in sorted(glob.glob("/sys/devices/system/cpu/cpu0/cache/index*")):
+        try:
+            level, kind, size = (open(os.path.join(index, n)).read().strip()
+                                 for n in ("level", "type", "size"))
+        except OSError:
+            continue
+        if level == "1" and kind == "Data" and size.endswith("K"):
+            lines.append(f"# l1d_kib: {int(size[:-1])}\n")
+            break
+    lines.append(time.strftime("# date: %Y-%m-%dT%H:%M:%SZ\n", time.gmtime()))
+    return lines
+
+
 def timed_blocks(run, block_seconds, cutoff):
     """A probe of run(n), which runs n steps: WARMUP steps, then BLOCKS
     blocks of at least BLOCK_STEPS steps and block_seconds each. Returns
@@ -420,14 +449,16 @@ def profile_steps(torch, a, name, dname, backend, run):
     top = ops[:10] + [("(every other op)", sum(s for _, s in ops[10:]))]
     lib = malloc_in_use()
     with open(a.profile, "w") as f:
+        f.writelines(machine_lines())
         f.write(f"# torch: {torch.__version__}\n# model: {name}\n# dataset: {dname}\n"
                 f"# threads: {a.threads}\n# arrangement: {backend}\n# malloc.{lib[0]}: {lib[1]}\n"
                 f"# batch: {a.batch}\n# steps: {a.profile_steps}\n"
                 f"# step_seconds_profiled: {wall:.6f}\n")
         f.write("framework,op,seconds_per_step,seconds_per_epoch,share\n")
+        # share: a fraction of 1, as in every results file (the book shows percent)
         for op, secs in top:
             f.write(f"pytorch,{op.replace(',', ';')},{secs:.6f},{secs * steps_per_epoch:.4f},"
-                    f"{100 * secs / total if total else 0:.1f}\n")
+                    f"{secs / total if total else 0:.4f}\n")
     print(f"{name} ({backend}): {a.profile_steps} steps profiled, {wall * steps_per_epoch:.2f} s "
           f"per epoch under the profiler; ops: {a.profile}")
     return 0
