@@ -83,12 +83,19 @@ bench: build
 run: build
 	$(MAKE) --no-print-directory run-run
 
-# A stage whose results are not GEMM rows sets PLOT_TOOL to its own script.
+# A stage whose results are not GEMM rows sets PLOT_TOOL to its own script;
+# PLOT_STUDIES lists its other figures, FILE:TOOL (FILE in build/results/, else
+# plots/data/; TOOL in tools/, called with FILE and the plot's basename).
 PLOT_TOOL ?= $(ROOT)/tools/plot.sh
 plot:
 	@mkdir -p $(BUILD)/plots
 	@if [ -f $(RESULTS) ]; then src=$(RESULTS); else src=$(ROOT)/plots/data/stage-$(STAGE).csv; fi; \
 	  echo "plotting $$src"; $(PLOT_TOOL) $$src $(BUILD)/plots/stage-$(STAGE)
+	@for s in $(PLOT_STUDIES); do \
+	  file=$${s%%:*}; tool=$${s#*:}; src=$(BUILD)/results/$$file; \
+	  [ -f $$src ] || src=$(ROOT)/plots/data/$$file; [ -f $$src ] || continue; \
+	  echo "plotting $$src"; $(ROOT)/tools/$$tool $$src $(BUILD)/plots/$${file%.*} || exit 1; \
+	done
 
 # Tests build in MODE=test (sanitizers, -Werror) with their own objects.
 # The drivers a stage names in TESTED_DRIVERS (run_mlp.c) are built the same

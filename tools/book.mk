@@ -96,6 +96,13 @@ $(BOOK_PLOT_STAMP): _book_force
 	study stage-05-paths tools/paths-plot.sh || exit 1; \
 	study stage-05-strassen tools/strassen-plot.sh || exit 1; \
 	study stage-06 tools/autograd-plot.sh || exit 1; \
+	study stage-06-spirals tools/spirals-plot.sh || exit 1; \
+	study stage-06-boundary tools/spirals-plot.sh || exit 1; \
+	tape=$(BOOK_RESULTS)/stage-06-tape.dot; [ -f "$$tape" ] || tape=plots/data/stage-06-tape.dot; \
+	if [ -f "$$tape" ] && { [ ! -f $(BOOK_PLOT_DIR)/stage-06-tape.svg ] || [ "$$tape" -nt $(BOOK_PLOT_DIR)/stage-06-tape.svg ] || \
+	     [ tools/tape-plot.sh -nt $(BOOK_PLOT_DIR)/stage-06-tape.svg ]; }; then \
+	  tools/tape-plot.sh "$$tape" $(BOOK_PLOT_DIR)/stage-06-tape >/dev/null || exit 1; \
+	  echo "plots: $(BOOK_PLOT_DIR)/stage-06-tape.{svg,png} <- $$tape"; changed=1; fi; \
 	mlp() { \
 	  srcs=$$(ls $(BOOK_RESULTS)/stage-07*.csv plots/data/stage-07*.csv 2>/dev/null); \
 	  [ -n "$$srcs" ] || return 0; \

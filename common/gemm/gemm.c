@@ -31,7 +31,11 @@ void gemm(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
     double flops = 2.0 * m * n * k;
     int max_threads = 1;
 #if defined(_OPENMP)
-    max_threads = omp_get_max_threads();
+    // Called from inside a parallel region (chapter 8's convolutions give
+    // each thread its own images), the calling thread is the whole team: a
+    // region opened here would run on it alone, and libgomp allocates a new
+    // team for every such nested region.
+    max_threads = omp_in_parallel() ? 1 : omp_get_max_threads();
 #endif
     const struct gemm_kernel *kernel = gemm_current_kernel();
     int nr = kernel->blocking.nr;
