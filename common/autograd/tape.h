@@ -117,6 +117,12 @@ int tape_failed(const struct tape *t);
 struct arena *tape_arena(struct tape *t);
 int tape_node_count(const struct tape *t);
 
+// Writes the recorded graph in Graphviz's DOT language: one box per node
+// (its op and its place in the recording order), one ellipse per tensor
+// (its shape; parameters and the step's inputs marked), edges from inputs
+// to op to output. `dot -Tsvg` draws it. Returns 0, or -1 on a write error.
+int tape_write_dot(const struct tape *t, FILE *f);
+
 // A step's memory, in either mode: its live bytes (the most it holds at one
 // moment: for the arena, all it handed out, since it releases nothing
 // before the step ends) and its reserved bytes (what the tape holds for
@@ -138,6 +144,7 @@ int tape_write_lifetimes(const struct tape *t, FILE *f);
 // kept: the tensors made with tensor_new and tensor_from, their gradients,
 // the loss given to tape_backward and the output of the step's last op
 // are kept without asking; tape_keep keeps any other.
+//
 // A tensor of that shape (contents undefined), or NULL with the tape's error
 // set (bad shape, out of memory).
 struct tensor *tensor_new(struct tape *t, int ndim, const int *shape);
