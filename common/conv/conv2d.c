@@ -18,13 +18,17 @@
 // safe for threads: failures inside a parallel region are counted and
 // reported once after it.
 //
-// Memory. Nothing but the output is kept for the backward: the im2col path
+// Memory. The backward reads x and w, not the output: the im2col path
 // makes each run's col matrices in its thread's own scratch and uses them at
 // once, and the backward makes every run's col matrices again (one more
 // copy) instead of keeping the whole batch's (n·K·P floats: 36 MB for this
-// book's second convolution at batch 256).
+// book's second convolution at batch 256). The fused ReLU's backward needs
+// only where y was positive: one bit per output, saved, not y itself (22 MB
+// of floats for the first convolution at batch 256, 0.7 MB of bits), so y
+// can die as soon as the next op has read it.
 #include <limits.h>
 #include <omp.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "conv.h"
@@ -32,8 +36,10 @@
 #include "vec.h"
 
 // What the backward needs besides the node's tensors, saved on the tape and
-// pointed to by node->ints: stride and pad.
+// pointed to by node->ints: stride and pad, and with ReLU fused, from byte
+// MASK_AT on, the mask (relu_mask).
 enum { SAVED_STRIDE, SAVED_PAD, SAVED_COUNT };
+enum { MASK_AT = 64 };
 
 // The sizes of one convolution, from its tensors.
 struct conv_dims {
@@ -95,18 +101,51 @@ static void fill_bias(float *y, const float *bias, int oc, long P)
             y[o * P + p] = bias[o];
 }
 
+// listing: relu_mask
+// The fused ReLU's mask: bit p of an image's words is y[p] > 0, for its
+// oc·P outputs (mask_words of them). The backward needs no more of y.
+static long mask_words(long ys)
+{
+    return (ys + 63) / 64;
+}
+
+static void relu_mask(long ys, const float *y, uint64_t *mask)
+{
+    for (long w = 0; w < mask_words(ys); w++) {
+        long n = ys - 64 * w < 64 ? ys - 64 * w : 64;
+        uint64_t bits = 0;
+        for (long b = 0; b < n; b++)
+            bits |= (uint64_t)(y[64 * w + b] > 0.0f) << b;
+        mask[w] = bits;
+    }
+}
+
+// dx[p] = dy[p] where the mask's bit first + p is set, else 0: the ReLU's
+// backward (vec.h's relu_backward into zeros, the same bits) from the mask.
+static void relu_mask_backward(long n, long first, float *dx, const uint64_t *mask,
+                               const float *dy)
+{
+    for (long p = 0; p < n; p++) {
+        long k = first + p;
+        dx[p] = 0.0f + ((mask[k / 64] >> (k % 64) & 1) ? dy[p] : 0.0f);
+    }
+}
+// end listing
+
 // listing: conv_forward_run
 // The im2col path, one run of m images (group_first): their col matrices
 // side by side make one K × (m·P) matrix COL, and one GEMM
 //   Y (oc × m·P) = w (oc×K) · COL
 // does the run, its n = m·P sixteen times an image's P at batch 256. Y's
 // rows hold the images' planes side by side; each image's are copied out
-// with the bias added (and clipped, with ReLU fused), so y is NCHW again.
-// col and out are the thread's scratch, K × m·P and oc × m·P floats.
+// with the bias added (and clipped, with ReLU fused: its mask is kept when
+// mask is not NULL), so y is NCHW again. col and out are the thread's
+// scratch, K × m·P and oc × m·P floats.
 // Returns 0, or -1 when the GEMM backend ran out of memory.
 static int forward_run(const struct conv_dims *d, const struct gemm_backend *be,
                        const struct vec_kernels *v, const float *x, const float *w,
-                       const float *bias, int relu, int g, float *col, float *out, float *y)
+                       const float *bias, int relu, uint64_t *mask, int g, float *col,
+                       float *out, float *y)
 {
     int first = group_first(g, d->n), m = group_first(g + 1, d->n) - first;
     long ld = m * d->P, xs = (long)d->c * d->h * d->w, ys = (long)d->oc * d->P;
@@ -127,6 +166,8 @@ static int forward_run(const struct conv_dims *d, const struct gemm_backend *be,
         }
         if (relu)
             v->relu(ys, yi, yi);
+        if (mask)
+            relu_mask(ys, yi, mask + (first + j) * mask_words(ys));
     }
     return 0;
 }
@@ -159,6 +200,16 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
     const struct tape_config *cfg = tape_config(t);
     enum conv_path path = conv_choose(cfg->conv, d.c, d.h, d.w, d.oc, d.kh, d.kw, stride, pad);
     long xs = (long)d.c * d.h * d.w, ys = (long)d.oc * d.P;
+    // Saved for the backward: stride and pad, and the fused ReLU's mask.
+    int *saved = NULL;
+    uint64_t *mask = NULL;
+    if (y->requires_grad) {
+        size_t bytes = MASK_AT + (relu ? sizeof(uint64_t) * (size_t)(d.n * mask_words(ys)) : 0);
+        if (!(saved = tape_save(t, bytes)))
+            return tape_fail(t, "%s: out of memory for the tape", op);
+        if (relu)
+            mask = (uint64_t *)((char *)saved + MASK_AT);
+    }
 
     const struct gemm_backend *be = cfg->gemm;
     conv_direct_fn *kernel = conv_direct_kernel(cfg->isa);
@@ -175,7 +226,7 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
 #pragma omp parallel for schedule(static) reduction(|| : failed)
         for (int g = 0; g < GROUPS; g++) {
             float *col = scratch + omp_get_thread_num() * per_thread;
-            if (forward_run(&d, be, v, x->data, w->data, bias->data, relu, g, col,
+            if (forward_run(&d, be, v, x->data, w->data, bias->data, relu, mask, g, col,
                             col + d.K * run_p, y->data) != 0)
                 failed = 1;
         }
@@ -194,23 +245,23 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
                 failed = 1;  // y_i (oc×P) += w (oc×K) · x_i (K×P)
             if (relu)
                 v->relu(ys, yi, yi);
+            if (mask)
+                relu_mask(ys, yi, mask + i * mask_words(ys));
         }
     }
     if (failed)
         return tape_fail(t, "%s: the %s GEMM backend ran out of memory", op, be->name);
 
     if (y->requires_grad) {
-        int *saved = tape_save(t, sizeof(int) * SAVED_COUNT);
-        struct tape_node *node = saved ? tape_record(t, op, backward, y, x, w) : NULL;
+        struct tape_node *node = tape_record(t, op, backward, y, x, w);
         if (!node)
             return tape_fail(t, "%s: out of memory for the tape", op);
         saved[SAVED_STRIDE] = stride;
         saved[SAVED_PAD] = pad;
         node->in[2] = bias;
         node->ints = saved;
-        // dW reads x, dx reads w, the fused ReLU's mask reads y.
-        node->needs = (w->requires_grad ? NEEDS_IN0 : 0) | (x->requires_grad ? NEEDS_IN1 : 0) |
-                      (relu ? NEEDS_OUT : 0);
+        // dW reads x, dx reads w; the fused ReLU reads its saved mask, not y.
+        node->needs = (w->requires_grad ? NEEDS_IN0 : 0) | (x->requires_grad ? NEEDS_IN1 : 0);
     }
     return y;
 }
@@ -219,10 +270,10 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
 // What the backward of one run of images reads and writes.
 struct conv_back {
     struct conv_dims d;
-    int relu;
     const struct gemm_backend *be;
     const struct vec_kernels *vec;
-    const float *x, *w, *y, *dy;
+    const float *x, *w, *dy;
+    const uint64_t *mask;  // the fused ReLU's (relu_mask), else NULL
     float *dx;      // NULL when x needs no gradient
     float *dw_run;  // GROUPS partial sums of dw (oc×K each), or NULL
     float *db_run;  // GROUPS partial sums of dbias (oc each), or NULL
@@ -253,7 +304,8 @@ static float row_sum(const float *v, long n)
 //   dw (oc×K)   += Σ_i dy_i (oc×P) · col_iᵀ (P×K)
 //   dcol_i (K×P) = wᵀ (K×oc) · dy_i (oc×P), then col2im adds it into dx_i
 //   dbias[o]    += Σ_i Σ_p dy_i[o][p]
-// With ReLU fused, dy_i is first masked by y_i > 0 (the ReLU's own backward).
+// With ReLU fused, dy_i is first masked by y_i > 0 (the ReLU's own backward),
+// which the forward saved as bits.
 // The images of run g are taken together: their dy_i side by side make one
 // oc × (m·P) matrix DY, their col_i one K × (m·P) matrix COL (m images), and
 //   dw += DY · COLᵀ      one GEMM with k = m·P instead of m GEMMs with k = P
@@ -274,12 +326,12 @@ static int backward_run(const struct conv_back *b, int g, float *col, float *dy)
     float *dw = b->dw_run ? b->dw_run + g * d->oc * d->K : NULL;
     float *db = b->db_run ? b->db_run + g * d->oc : NULL;
     for (int j = 0; j < m; j++) {
-        const float *dyi = b->dy + (first + j) * ys, *yi = b->y + (first + j) * ys;
+        const float *dyi = b->dy + (first + j) * ys;
+        const uint64_t *mi = b->mask ? b->mask + (first + j) * mask_words(ys) : NULL;
         for (int o = 0; o < d->oc; o++) {
             float *row = dy + o * ld + j * d->P;
-            if (b->relu) {
-                memset(row, 0, sizeof(float) * (size_t)d->P);
-                b->vec->relu_backward(d->P, row, yi + o * d->P, dyi + o * d->P);
+            if (mi) {
+                relu_mask_backward(d->P, o * d->P, row, mi, dyi + o * d->P);
             } else {
                 memcpy(row, dyi + o * d->P, sizeof(float) * (size_t)d->P);
             }
@@ -330,13 +382,13 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
     struct tensor *x = node->in[0], *w = node->in[1], *bias = node->in[2], *y = node->out;
     const int *saved = node->ints;
     struct conv_back b = {.d = dims_of(x, w, saved[SAVED_STRIDE], saved[SAVED_PAD]),
-                          .relu = relu,
                           .be = tape_config(t)->gemm,
                           .vec = vec_kernels(tape_config(t)->isa),
                           .x = x->data,
                           .w = w->data,
-                          .y = y->data,
                           .dy = y->grad};
+    if (relu)
+        b.mask = (const uint64_t *)((const char *)saved + MASK_AT);
     const struct conv_dims *d = &b.d;
     float *dw = w->requires_grad ? tape_grad(t, w) : NULL;
     float *dbias = bias->requires_grad ? tape_grad(t, bias) : NULL;
