@@ -11,9 +11,10 @@ static const size_t MAX_BYTES = (size_t)1 << 40;
 
 // Where a buffer's bytes are: at its planned place in the block; in the
 // block, past the last buffer, when the step's kind has no plan yet (the
-// block is idle until the step ends); on the heap, or mapped from the system
-// when large (so that freeing it gives the pages back).
-enum where { GONE, IN_BLOCK, IN_BUMP, ON_HEAP, MAPPED };
+// block is idle until the step ends), or in the bytes of such a buffer that
+// died; on the heap, or mapped from the system when large (so that freeing
+// it gives the pages back).
+enum where { GONE, IN_BLOCK, IN_BUMP, IN_HOLE, ON_HEAP, MAPPED };
 
 // From this size up, a buffer off the plan is mapped.
 static const size_t MAP_FROM = (size_t)256 << 10;
@@ -48,6 +49,7 @@ struct memory {
     int hard;     // a buffer outlived its plan: nothing more goes in the block this step
     int on_heap;  // heap and mapped buffers not yet freed
     size_t bump;  // bytes of the block given to IN_BUMP buffers
+    int holed;    // an IN_HOLE buffer was placed: the bump no longer shrinks
     int settled;  // the backward has begun: a buffer's death is known at its birth
     int dirty;    // a lifetime changed since memory_replan last ran
     int last_key; // the key of the last step that ended
@@ -140,6 +142,19 @@ static int grow(struct memory *m)
     return 0;
 }
 
+// A dead buffer of the bump at least `need` bytes long, or -1: in a step
+// with no plan, a buffer that does not fit past the bump may take its bytes.
+static int dead_bump(const struct memory *m, size_t need)
+{
+    for (int i = 0; i < m->n; i++) {
+        const struct buffer *b = &m->buf[i];
+        if (b->where == IN_BUMP && !b->held && b->settled && b->death < m->now &&
+            b->bytes >= need)
+            return i;
+    }
+    return -1;
+}
+
 // listing: memory_alloc
 void *memory_alloc(struct memory *m, enum buffer_kind kind, size_t bytes, int key, int *id)
 {
@@ -167,10 +182,16 @@ void *memory_alloc(struct memory *m, enum buffer_kind kind, size_t bytes, int ke
         b->where = IN_BLOCK;
     } else {
         m->misses++;
+        int hole = p->n == 0 ? dead_bump(m, need) : -1;
         if (p->n == 0 && m->bump + need <= m->block_size) {
             b->p = m->block + m->bump;  // the first step of its kind: nothing else in the block
             b->where = IN_BUMP;
             m->bump += need;
+        } else if (hole >= 0) {
+            b->p = m->buf[hole].p;  // what is left of the hole stays unused this step
+            b->where = IN_HOLE;
+            m->buf[hole].where = GONE;
+            m->holed = 1;
         } else {
             b->where = need >= MAP_FROM ? MAPPED : ON_HEAP;
             b->p = b->where == MAPPED ? arena_map(need) : arena_heap_alloc(need);
@@ -258,6 +279,12 @@ void memory_own(struct memory *m, int id)
         m->buf[id].owned = 1;
 }
 
+void memory_done(struct memory *m, int id)
+{
+    if (m->mode == MEMORY_PLANNED && id >= 0 && !m->buf[id].held)
+        m->buf[id].settled = 1;
+}
+
 void memory_settle(struct memory *m)
 {
     for (int i = 0; i < m->n; i++)
@@ -283,7 +310,7 @@ void memory_tick(struct memory *m)
         return;
     m->now++;
 #ifndef TAPE_POISON
-    if (m->on_heap == 0)
+    if (m->on_heap == 0 && m->bump == 0)
         return;  // a step that follows its plan has nothing to do here
 #endif
     const struct plan *p = &m->plans[m->key < 0 ? 0 : m->key];
@@ -302,11 +329,23 @@ void memory_tick(struct memory *m)
         }
 #ifdef TAPE_POISON
         if (!b->poisoned && ((b->where == IN_BLOCK && p->b[i].death < m->now) ||
-                             (b->where == IN_BUMP && dead)))
+                             ((b->where == IN_BUMP || b->where == IN_HOLE) && dead)))
             poison(b);
 #else
         (void)p;
 #endif
+    }
+    // The first step of its kind bumps through the block: dead buffers on
+    // top (an op's scratch, an argmax no node keeps) give their bytes back,
+    // until a buffer has been put in a hole below the top.
+    for (int i = m->n - 1; i >= 0 && m->bump > 0 && !m->holed; i--) {
+        struct buffer *b = &m->buf[i];
+        if (b->where != IN_BUMP)
+            continue;
+        if (b->held || !b->settled || b->death >= m->now)
+            break;
+        m->bump -= b->bytes;  // the top one: the bump hands out in the order asked
+        b->where = GONE;
     }
 }
 // end listing
@@ -383,6 +422,7 @@ int memory_clear(struct memory *m)
         m->last_key = m->key;
     m->n = m->now = m->misses = m->hard = m->settled = m->dirty = 0;
     m->bump = 0;
+    m->holed = 0;
     m->key = -1;
     return status;
 }

@@ -66,6 +66,9 @@ int memory_hold(struct memory *m, int id);
 // backward (tape.c tells its last use), not for the op's end. Buffers of
 // other kinds are left as they are.
 void memory_own(struct memory *m, int id);
+// No later read of buffer id but the backward's, which the tape has ruled
+// out: its death is final, and it goes when that tick has passed.
+void memory_done(struct memory *m, int id);
 // The backward has begun and told every buffer's last use: what is not read
 // again is dead from now on.
 void memory_settle(struct memory *m);

@@ -10,6 +10,11 @@
 // first, they settle against each other, and the many small ones fill the
 // gaps left between them. In the order of birth instead, a small early
 // buffer can sit where a large later one needed to go and push it up.
+// No one order is best for every step, so, as XLA's heap simulator does,
+// plan_pack packs in two and keeps the smaller block: largest first, and
+// largest area first (bytes × ticks alive), which places a long-lived
+// buffer before a larger one that lives a tick or two, so that the short
+// ones are packed around it rather than under it.
 #include <stdlib.h>
 
 #include "arena.h"
@@ -21,17 +26,17 @@ int plan_overlap(const struct plan_buffer *a, const struct plan_buffer *b)
 }
 
 struct entry {
-    size_t bytes;
+    double key;  // bytes, or bytes × ticks alive: larger first
     int birth, index;
 };
 
-// Largest first; of equal sizes, the earlier born, then the lower index, so
-// that the plan is the same on every machine (qsort is not stable).
+// Largest key first; of equal keys, the earlier born, then the lower index,
+// so that the plan is the same on every machine (qsort is not stable).
 static int larger_first(const void *x, const void *y)
 {
     const struct entry *a = x, *b = y;
-    if (a->bytes != b->bytes)
-        return a->bytes > b->bytes ? -1 : 1;
+    if (a->key != b->key)
+        return a->key > b->key ? -1 : 1;
     if (a->birth != b->birth)
         return a->birth < b->birth ? -1 : 1;
     return a->index < b->index ? -1 : a->index > b->index;
@@ -75,21 +80,12 @@ static size_t lowest_fit(const struct taken *t, int n, size_t bytes)
 }
 // end listing
 
-// listing: plan_pack
-size_t plan_pack(struct plan_buffer *b, int n)
+// Places the buffers in the order given, each at the lowest offset where it
+// fits beside those placed before it that live when it does; returns the
+// block size. taken is scratch for n ranges.
+static size_t pack_in_order(struct plan_buffer *b, int n, const struct entry *order,
+                            struct taken *taken)
 {
-    if (n <= 0)
-        return 0;
-    struct entry *order = arena_heap_alloc(sizeof *order * (size_t)n);
-    struct taken *taken = arena_heap_alloc(sizeof *taken * (size_t)n);
-    if (!order || !taken) {
-        arena_heap_free(order);
-        arena_heap_free(taken);
-        return 0;
-    }
-    for (int i = 0; i < n; i++)
-        order[i] = (struct entry){b[i].bytes, b[i].birth, i};
-    qsort(order, (size_t)n, sizeof *order, larger_first);
     size_t size = 0;
     for (int k = 0; k < n; k++) {
         struct plan_buffer *x = &b[order[k].index];
@@ -105,8 +101,44 @@ size_t plan_pack(struct plan_buffer *b, int n)
         if (x->offset + x->bytes > size)
             size = x->offset + x->bytes;
     }
+    return size;
+}
+
+// listing: plan_pack
+size_t plan_pack(struct plan_buffer *b, int n)
+{
+    if (n <= 0)
+        return 0;
+    struct entry *order = arena_heap_alloc(sizeof *order * (size_t)n);
+    struct taken *taken = arena_heap_alloc(sizeof *taken * (size_t)n);
+    size_t *first = arena_heap_alloc(sizeof *first * (size_t)n);
+    if (!order || !taken || !first) {
+        arena_heap_free(order);
+        arena_heap_free(taken);
+        arena_heap_free(first);
+        return 0;
+    }
+    // Largest first; keep its offsets.
+    for (int i = 0; i < n; i++)
+        order[i] = (struct entry){(double)b[i].bytes, b[i].birth, i};
+    qsort(order, (size_t)n, sizeof *order, larger_first);
+    size_t size = pack_in_order(b, n, order, taken);
+    for (int i = 0; i < n; i++)
+        first[i] = b[i].offset;
+    // Largest area first; back to the first offsets unless it did better.
+    for (int i = 0; i < n; i++)
+        order[i] = (struct entry){(double)b[i].bytes * (b[i].death - b[i].birth + 1.0),
+                                  b[i].birth, i};
+    qsort(order, (size_t)n, sizeof *order, larger_first);
+    size_t by_area = pack_in_order(b, n, order, taken);
+    if (by_area < size)
+        size = by_area;
+    else
+        for (int i = 0; i < n; i++)
+            b[i].offset = first[i];
     arena_heap_free(order);
     arena_heap_free(taken);
+    arena_heap_free(first);
     return size;
 }
 // end listing

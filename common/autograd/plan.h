@@ -24,7 +24,7 @@ struct plan_buffer {
 int plan_overlap(const struct plan_buffer *a, const struct plan_buffer *b);
 
 // Sets every buffer's offset and returns the block size they need: the
-// largest offset + bytes. Greedy by size (see plan.c). Returns 0 with no
+// largest offset + bytes. Greedy, in two orders (see plan.c). Returns 0 with no
 // offset set when out of memory for its scratch.
 size_t plan_pack(struct plan_buffer *b, int n);
 

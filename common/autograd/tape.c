@@ -238,7 +238,8 @@ static int reads(struct tape *t, const struct tensor *x, int when)
     char sx[64];
     tensor_shape_str(x, sx, sizeof sx);
     tape_fail(t, "tape: a %s tensor is read after its planned memory went to another tensor "
-                 "(this step reads it later than the steps the plan was made from; "
+                 "(this step reads it later than the steps the plan was made from, or after "
+                 "tape_done; "
                  "tape_keep keeps a tensor to the end of the step)", sx);
     return -1;
 }
@@ -256,6 +257,30 @@ void tape_keep(struct tape *t, struct tensor *x)
     s->kept = 1;
     if (reads(t, x, PLAN_END) == 0 && s->grad >= 0)
         memory_hold(t->mem, s->grad);
+}
+
+// Does a recorded node's backward read buffer `data`?
+static int backward_reads(const struct tape *t, int data)
+{
+    for (const struct tape_node *n = t->last; n; n = n->prev) {
+        for (int i = 0; i < 3; i++)
+            if ((n->needs & (NEEDS_IN0 << i)) && n->in[i] && n->in[i]->id >= 0 &&
+                t->tensors[n->in[i]->id].data == data)
+                return 1;
+        if ((n->needs & NEEDS_OUT) && n->out->id >= 0 && t->tensors[n->out->id].data == data)
+            return 1;
+    }
+    return 0;
+}
+
+void tape_done(struct tape *t, struct tensor *x)
+{
+    if (!planned(t) || !x || x->id < 0)
+        return;
+    const struct step_tensor *s = &t->tensors[x->id];
+    if (s->kept || s->data < 0 || backward_reads(t, s->data))
+        return;
+    memory_done(t->mem, s->data);
 }
 
 // The tick at which the backward of node number seq runs: the walk takes

@@ -159,6 +159,13 @@ struct tensor *tensor_view(struct tape *t, const struct tensor *x, int ndim, con
 // them after the ops that use it have run (the logits after the loss).
 void tape_keep(struct tape *t, struct tensor *x);
 
+// The forward reads x no more. A step that follows a plan knows it; the
+// first step of a kind does not, until its backward begins (no op says
+// whether a later op reads x), and holds every value until then. Told, it
+// lets x's bytes go once the op running now has returned, unless a recorded
+// node's backward reads them. A later read of x is an error.
+void tape_done(struct tape *t, struct tensor *x);
+
 // For the ops: record the first error (printf-style) and return NULL.
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))

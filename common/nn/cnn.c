@@ -32,8 +32,14 @@ static struct tensor *cnn_forward(struct nn_model *m, struct tape *t, struct ten
     struct tensor **p = m->params;
     int b = x->shape[0];
     x = op_reshape(t, x, 4, (int[]){b, 1, IMG, IMG});
-    x = op_maxpool2(t, op_conv2d_relu(t, x, p[0], p[1], 1, 0));  // b×32×13×13
-    x = op_maxpool2(t, op_conv2d_relu(t, x, p[2], p[3], 1, 0));  // b×64×5×5
+    // Each convolution's output is read by its pooling and by nothing after
+    // it: tape_done says so, for the first step, which cannot know (chapter 6).
+    struct tensor *c = op_conv2d_relu(t, x, p[0], p[1], 1, 0);  // b×32×26×26
+    x = op_maxpool2(t, c);                                       // b×32×13×13
+    tape_done(t, c);
+    c = op_conv2d_relu(t, x, p[2], p[3], 1, 0);                  // b×64×11×11
+    x = op_maxpool2(t, c);                                       // b×64×5×5
+    tape_done(t, c);
     x = op_reshape(t, x, 2, (int[]){b, FLAT});                   // b×1600, channel-major
     x = op_relu(t, op_linear(t, x, p[4], p[5]));                 // b×128
     return op_linear(t, x, p[6], p[7]);                          // b×10 logits, or NULL
