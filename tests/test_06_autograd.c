@@ -829,8 +829,9 @@ static void vec_same_bits(enum isa isa)
         struct {
             const char *name;
             int which;
-        } ops[] = {{"add", 0}, {"add_to", 1}, {"relu", 2}, {"relu_backward", 3}};
-        for (int o = 0; o < 4; o++) {
+        } ops[] = {{"add", 0},           {"add_to", 1},    {"relu", 2},
+                   {"relu_backward", 3}, {"relu_mask", 4}, {"relu_mask_backward", 5}};
+        for (int o = 0; o < 6; o++) {
             for (int pass = 0; pass < 2; pass++) {
                 float *out = pass ? got : want;
                 memcpy(out, b, sizeof b);
@@ -840,6 +841,22 @@ static void vec_same_bits(enum isa isa)
                 case 1: k->add_to(n, out, a); break;
                 case 2: k->relu(n, out, a); break;
                 case 3: k->relu_backward(n, out, a, b); break;
+                case 4: k->relu_mask(n, (uint8_t *)out, a); break;
+                case 5: {
+                    // The mask of a, then the backward from it, which must
+                    // equal relu_backward's into zeros.
+                    uint8_t bits[9];
+                    vec_kernels(ISA_SCALAR)->relu_mask(n, bits, a);
+                    k->relu_mask_backward(n, out, bits, b);
+                    if (pass) {
+                        float zeros[70] = {0};
+                        vec_kernels(ISA_SCALAR)->relu_backward(n, zeros, a, b);
+                        cr_assert(memcmp(zeros, got, sizeof(float) * (size_t)n) == 0,
+                                  "%s relu_mask_backward is not relu_backward at n = %d",
+                                  isa_name(isa), n);
+                    }
+                    break;
+                }
                 }
             }
             cr_assert(memcmp(want, got, sizeof want) == 0, "%s %s differs from scalar at n = %d",

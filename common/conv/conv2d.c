@@ -102,33 +102,19 @@ static void fill_bias(float *y, const float *bias, int oc, long P)
 }
 
 // listing: relu_mask
-// The fused ReLU's mask: bit p of an image's words is y[p] > 0, for its
-// oc·P outputs (mask_words of them). The backward needs no more of y.
-static long mask_words(long ys)
+// The fused ReLU's mask (vec.h's relu_mask): a bit per output, a row of
+// mask_row(P) bytes per plane, so that each plane starts on a byte; an
+// image's planes take oc rows. The backward needs no more of y.
+static long mask_row(long P)
 {
-    return (ys + 63) / 64;
+    return (P + 7) / 8;
 }
 
-static void relu_mask(long ys, const float *y, uint64_t *mask)
+static void keep_mask(const struct vec_kernels *v, const struct conv_dims *d, const float *yi,
+                      uint8_t *mi)
 {
-    for (long w = 0; w < mask_words(ys); w++) {
-        long n = ys - 64 * w < 64 ? ys - 64 * w : 64;
-        uint64_t bits = 0;
-        for (long b = 0; b < n; b++)
-            bits |= (uint64_t)(y[64 * w + b] > 0.0f) << b;
-        mask[w] = bits;
-    }
-}
-
-// dx[p] = dy[p] where the mask's bit first + p is set, else 0: the ReLU's
-// backward (vec.h's relu_backward into zeros, the same bits) from the mask.
-static void relu_mask_backward(long n, long first, float *dx, const uint64_t *mask,
-                               const float *dy)
-{
-    for (long p = 0; p < n; p++) {
-        long k = first + p;
-        dx[p] = 0.0f + ((mask[k / 64] >> (k % 64) & 1) ? dy[p] : 0.0f);
-    }
+    for (int o = 0; o < d->oc; o++)
+        v->relu_mask(d->P, mi + o * mask_row(d->P), yi + o * d->P);
 }
 // end listing
 
@@ -144,7 +130,7 @@ static void relu_mask_backward(long n, long first, float *dx, const uint64_t *ma
 // Returns 0, or -1 when the GEMM backend ran out of memory.
 static int forward_run(const struct conv_dims *d, const struct gemm_backend *be,
                        const struct vec_kernels *v, const float *x, const float *w,
-                       const float *bias, int relu, uint64_t *mask, int g, float *col,
+                       const float *bias, int relu, uint8_t *mask, int g, float *col,
                        float *out, float *y)
 {
     int first = group_first(g, d->n), m = group_first(g + 1, d->n) - first;
@@ -167,7 +153,7 @@ static int forward_run(const struct conv_dims *d, const struct gemm_backend *be,
         if (relu)
             v->relu(ys, yi, yi);
         if (mask)
-            relu_mask(ys, yi, mask + (first + j) * mask_words(ys));
+            keep_mask(v, d, yi, mask + (first + j) * d->oc * mask_row(d->P));
     }
     return 0;
 }
@@ -202,13 +188,13 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
     long xs = (long)d.c * d.h * d.w, ys = (long)d.oc * d.P;
     // Saved for the backward: stride and pad, and the fused ReLU's mask.
     int *saved = NULL;
-    uint64_t *mask = NULL;
+    uint8_t *mask = NULL;
     if (y->requires_grad) {
-        size_t bytes = MASK_AT + (relu ? sizeof(uint64_t) * (size_t)(d.n * mask_words(ys)) : 0);
+        size_t bytes = MASK_AT + (relu ? (size_t)d.n * d.oc * mask_row(d.P) : 0);
         if (!(saved = tape_save(t, bytes)))
             return tape_fail(t, "%s: out of memory for the tape", op);
         if (relu)
-            mask = (uint64_t *)((char *)saved + MASK_AT);
+            mask = (uint8_t *)((char *)saved + MASK_AT);
     }
 
     const struct gemm_backend *be = cfg->gemm;
@@ -246,7 +232,7 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
             if (relu)
                 v->relu(ys, yi, yi);
             if (mask)
-                relu_mask(ys, yi, mask + i * mask_words(ys));
+                keep_mask(v, &d, yi, mask + i * d.oc * mask_row(d.P));
         }
     }
     if (failed)
@@ -273,7 +259,7 @@ struct conv_back {
     const struct gemm_backend *be;
     const struct vec_kernels *vec;
     const float *x, *w, *dy;
-    const uint64_t *mask;  // the fused ReLU's (relu_mask), else NULL
+    const uint8_t *mask;  // the fused ReLU's (relu_mask), else NULL
     float *dx;      // NULL when x needs no gradient
     float *dw_run;  // GROUPS partial sums of dw (oc×K each), or NULL
     float *db_run;  // GROUPS partial sums of dbias (oc each), or NULL
@@ -327,11 +313,11 @@ static int backward_run(const struct conv_back *b, int g, float *col, float *dy)
     float *db = b->db_run ? b->db_run + g * d->oc : NULL;
     for (int j = 0; j < m; j++) {
         const float *dyi = b->dy + (first + j) * ys;
-        const uint64_t *mi = b->mask ? b->mask + (first + j) * mask_words(ys) : NULL;
+        const uint8_t *mi = b->mask ? b->mask + (first + j) * d->oc * mask_row(d->P) : NULL;
         for (int o = 0; o < d->oc; o++) {
             float *row = dy + o * ld + j * d->P;
             if (mi) {
-                relu_mask_backward(d->P, o * d->P, row, mi, dyi + o * d->P);
+                b->vec->relu_mask_backward(d->P, row, mi + o * mask_row(d->P), dyi + o * d->P);
             } else {
                 memcpy(row, dyi + o * d->P, sizeof(float) * (size_t)d->P);
             }
@@ -388,7 +374,7 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
                           .w = w->data,
                           .dy = y->grad};
     if (relu)
-        b.mask = (const uint64_t *)((const char *)saved + MASK_AT);
+        b.mask = (const uint8_t *)((const char *)saved + MASK_AT);
     const struct conv_dims *d = &b.d;
     float *dw = w->requires_grad ? tape_grad(t, w) : NULL;
     float *dbias = bias->requires_grad ? tape_grad(t, bias) : NULL;
