@@ -25,7 +25,7 @@ static double *widened(const float *v, long n)
 }
 
 // The first index where a and b differ bit for bit, or -1.
-static long first_difference(const float *a, const float *b, long n)
+static inline long first_difference(const float *a, const float *b, long n)
 {
     for (long i = 0; i < n; i++)
         if (memcmp(&a[i], &b[i], sizeof *a) != 0)

@@ -262,13 +262,15 @@ void tape_keep(struct tape *t, struct tensor *x)
 // Does a recorded node's backward read buffer `data`?
 static int backward_reads(const struct tape *t, int data)
 {
-    for (const struct tape_node *n = t->last; n; n = n->prev) {
-        for (int i = 0; i < 3; i++)
-            if ((n->needs & (NEEDS_IN0 << i)) && n->in[i] && n->in[i]->id >= 0 &&
-                t->tensors[n->in[i]->id].data == data)
+    const struct tape_node *n = t->last;
+    while (n != NULL) {
+        // NEEDS_IN0, IN1, IN2 and OUT are bits 0 to 3, in this order.
+        const struct tensor *read[4] = {n->in[0], n->in[1], n->in[2], n->out};
+        for (int i = 0; i < 4; i++)
+            if ((n->needs >> i & 1) && read[i] && read[i]->id >= 0 &&
+                t->tensors[read[i]->id].data == data)
                 return 1;
-        if ((n->needs & NEEDS_OUT) && n->out->id >= 0 && t->tensors[n->out->id].data == data)
-            return 1;
+        n = n->prev;
     }
     return 0;
 }

@@ -72,9 +72,8 @@ void vec_relu_mask_backward_avx2(long n, float *dx, const uint8_t *bits, const f
     long i = 0;
     for (; i + L <= n; i += L) {
         __m256i b = _mm256_and_si256(_mm256_set1_epi32(bits[i / 8]), lane);
-        __m256 keep = _mm256_castsi256_ps(_mm256_cmpeq_epi32(b, lane));
-        __m256 g = _mm256_and_ps(keep, _mm256_loadu_ps(dy + i));
-        _mm256_storeu_ps(dx + i, _mm256_add_ps(zero, g));
+        __m256 on = _mm256_castsi256_ps(_mm256_cmpeq_epi32(b, lane));
+        _mm256_storeu_ps(dx + i, _mm256_add_ps(zero, _mm256_and_ps(on, _mm256_loadu_ps(dy + i))));
     }
     vec_relu_mask_backward_scalar(n - i, dx + i, bits + i / 8, dy + i);
 }
