@@ -32,11 +32,11 @@ static struct tensor *cnn_forward(struct nn_model *m, struct tape *t, struct ten
     struct tensor **p = m->params;
     int b = x->shape[0];
     x = op_reshape(t, x, 4, (int[]){b, 1, IMG, IMG});
-    x = op_maxpool2(t, op_conv2d_relu(t, x, p[0], p[1], 1, 0));  // b×32×13×13
-    x = op_maxpool2(t, op_conv2d_relu(t, x, p[2], p[3], 1, 0));  // b×64×5×5
-    x = op_reshape(t, x, 2, (int[]){b, FLAT});                   // b×1600, channel-major
-    x = op_relu(t, op_linear(t, x, p[4], p[5]));                 // b×128
-    return op_linear(t, x, p[6], p[7]);                          // b×10 logits, or NULL
+    x = op_conv2d_relu_maxpool2(t, x, p[0], p[1], 1, 0);  // b×32×13×13
+    x = op_conv2d_relu_maxpool2(t, x, p[2], p[3], 1, 0);  // b×64×5×5
+    x = op_reshape(t, x, 2, (int[]){b, FLAT});            // b×1600, channel-major
+    x = op_relu(t, op_linear(t, x, p[4], p[5]));          // b×128
+    return op_linear(t, x, p[6], p[7]);                   // b×10 logits, or NULL
 }
 // end listing
 
