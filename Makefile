@@ -87,15 +87,21 @@ TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_OBJS := $(patsubst %.c,$(BUILD)/obj/$(notdir $(CC))-test/all/%.o,$(TEST_STAGE_SRCS) $(TEST_SRCS))
 TEST_ALL := $(BUILD)/test-all-$(notdir $(CC))
 
+# The training drivers too, built the same way: the tests of stages 07 and
+# 08 run them on a small set they write (TEST_DRIVERS tells them where).
+TEST_DRIVER_DIR := $(BUILD)/test-drivers-$(notdir $(CC))
+TEST_DRIVERS := $(TEST_DRIVER_DIR)/run_mlp $(TEST_DRIVER_DIR)/run_cnn
+
 test: test-deps
 	@$(MAKE) --no-print-directory MODE=test test-build
 	@tools/check-layers.sh $(BUILD)/obj/$(notdir $(CC))-test/common/gemm
 	@tools/check-folders.sh
 	@$(MAKE) --no-print-directory test-neon
 	@PEAK_CACHE= LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
+	  TEST_DRIVERS=$(abspath $(TEST_DRIVER_DIR)) \
 	  $(TEST_ALL) $(if $(TASK),--filter 'task_$(subst .,_,$(TASK))/*')
 
-test-build: $(TEST_ALL)
+test-build: $(TEST_ALL) $(TEST_DRIVERS)
 
 $(BUILD)/obj/$(notdir $(CC))-$(MODE)/all/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
@@ -103,6 +109,12 @@ $(BUILD)/obj/$(notdir $(CC))-$(MODE)/all/%.o: %.c $(FLAGS_STAMP)
 
 $(TEST_ALL): $(TEST_OBJS) $(COMMON_OBJS)
 	$(CC) $(LDFLAGS) $^ -lcriterion $(LDLIBS) -o $@
+
+$(TEST_DRIVER_DIR)/run_mlp: $(BUILD)/obj/$(notdir $(CC))-test/all/stages/07_mlp/run_mlp.o
+$(TEST_DRIVER_DIR)/run_cnn: $(BUILD)/obj/$(notdir $(CC))-test/all/stages/08_conv/run_cnn.o
+$(TEST_DRIVERS): $(COMMON_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 -include $(wildcard $(BUILD)/obj/*/all/*/*.d $(BUILD)/obj/*/all/*/*/*.d)
 
@@ -136,21 +148,31 @@ help:
 	@echo "  make test            build and run every test (sanitizers, -Werror)"
 	@echo "  make stage-NN [T]    one stage (NN in: $(STAGE_NUMS)); T is one of"
 	@echo "                         build  bench  test  run  plot  assignment  grade  clean"
+	@echo "                       (assignment: a student kit in build/assignments/, with the"
+	@echo "                       student edition of the book)"
 	@echo "                       e.g. make stage-01 bench, make stage-01 test TASK=1.2;"
 	@echo "                       stage 04 adds staircase (the GEMM one step at a time)"
 	@echo "  make stage-07 run    train the MLP on Fashion-MNIST (EPOCHS=10), and on MNIST"
-	@echo "                       digits when present; stage-07 compare: the same in PyTorch"
-	@echo "                       (make stage-07 help lists its targets and knobs)"
+	@echo "                       digits when present; stage-07 compare: against PyTorch at"
+	@echo "                       its best, ROUNDS=3 rounds of EPOCHS=3 epochs (make stage-07"
+	@echo "                       help lists its targets and knobs)"
 	@echo "  make stage-08 run    train the CNN on Fashion-MNIST (EPOCHS=15), and on MNIST"
-	@echo "                       digits when present; stage-08 compare: the same in PyTorch;"
-	@echo "                       decay: at a constant learning rate; profile: PyTorch's step"
-	@echo "                       op by op; CONV=auto|im2col|direct (make stage-08 help: all)"
+	@echo "                       digits when present; stage-08 compare: against PyTorch at"
+	@echo "                       its best; decay: at a constant learning rate; profile:"
+	@echo "                       PyTorch's step op by op, in its fastest arrangement;"
+	@echo "                       CONV=auto|im2col|direct (make stage-08 help: all)"
 	@echo "  make bench [FULL=1]  every stage's benchmark (FULL=1: the long size sweep)"
 	@echo "  make plots           GFLOPS plots from your results, else the reference ones"
 	@echo "  make book            build/book/book.html, book.epub, book.pdf"
+	@echo "  make book EDITION=student"
+	@echo "                       build/book-student/: every task's solution shown as the"
+	@echo "                       kits' stub, checked to hold no answer (the kits ship it)"
 	@echo "  make check-book      fail on a missing listing, file or results CSV, or a"
 	@echo "                       function on gemm()'s path the book neither shows nor"
-	@echo "                       names; print how many lines of each file it shows"
+	@echo "                       names; print how many lines of each file it shows; fail"
+	@echo "                       if the student edition holds an answer, or a results"
+	@echo "                       file comes from another compiler or machine than book.md's"
+	@echo "                       reference: header names"
 	@echo "  make datasets        Fashion-MNIST, MNIST digits and the sample, checked, into"
 	@echo "                       build/datasets/ (or DATA_DIR=); says where each came from"
 	@echo "  make fuzz-idx        fuzz the IDX reader for FUZZ_SECONDS=60 (clang, libFuzzer)"

@@ -4,10 +4,13 @@
 #   STAGE     the two-digit stage number
 #   SRCS      the stage's library sources (what its tests exercise)
 #   DRIVERS   its programs, one bench_*.c or run_*.c each (bench_X.c → X... see below)
+#   TESTED_DRIVERS  those of them its tests run (built like the tests)
 #   GRADE_KERNELS  the kernels whose speed `make grade` scores
 #   GRADE_BUILD    the one build they are scored in, in words (the grade
 #                  report and the kit README print it); bench-run sees
 #                  GRADE=1 under `make grade`
+#   GRADE_SCORES   for a stage with no GRADE_KERNELS, what `make grade` scores,
+#                  in words (the kit README prints it)
 #   FULL_SIZES     the sizes of `make bench FULL=1`
 # and may define bench-run / run-run recipes of its own (see below).
 
@@ -85,13 +88,22 @@ plot:
 	  echo "plotting $$src"; $(PLOT_TOOL) $$src $(BUILD)/plots/stage-$(STAGE)
 
 # Tests build in MODE=test (sanitizers, -Werror) with their own objects.
+# The drivers a stage names in TESTED_DRIVERS (run_mlp.c) are built the same
+# way for the tests that run them, which find them through TEST_DRIVERS.
+TEST_DRIVER_DIR := $(BIN)/test-drivers-$(notdir $(CC))
+TEST_DRIVERS := $(patsubst %.c,$(TEST_DRIVER_DIR)/%,$(TESTED_DRIVERS))
 test:
 	@$(ROOT)/tools/deps.sh test quiet
 	$(MAKE) --no-print-directory MODE=test test-build
 	LSAN_OPTIONS=suppressions=$(abspath $(ROOT)/tests/lsan.supp):print_suppressions=0 \
+	  TEST_DRIVERS=$(abspath $(TEST_DRIVER_DIR)) \
 	  $(TEST_BIN) $(if $(TASK),--filter 'task_$(subst .,_,$(TASK))/*')
 
-test-build: $(TEST_BIN)
+test-build: $(TEST_BIN) $(TEST_DRIVERS)
+
+$(TEST_DRIVERS): $(TEST_DRIVER_DIR)/%: $(SOBJ)/%.o $(STAGE_OBJS) $(COMMON_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(OBJ)/tests/%.o: $(ROOT)/tests/%.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
@@ -102,9 +114,13 @@ $(TEST_BIN): $(OBJ)/tests/test_$(STAGE_NAME).o $(STAGE_OBJS) $(COMMON_OBJS)
 	$(CC) $(LDFLAGS) $^ -lcriterion $(LDLIBS) -o $@
 
 
+# The kit ships the student edition of the book, built (and checked to hold
+# no answer) first.
 KIT := $(BUILD)/assignments/$(STAGE_NAME)
 assignment:
-	python3 $(ROOT)/tools/make_assignment.py $(ROOT) $(STAGE_NAME) $(KIT)
+	@$(MAKE) --no-print-directory -C $(ROOT) book EDITION=student
+	python3 $(ROOT)/tools/make_assignment.py $(ROOT) $(STAGE_NAME) $(KIT) \
+	  --book $(BUILD)/book-student
 
 # A stage graded on more than GEMM speed (stage 07: accuracy and epoch time)
 # sets GRADE_TOOL to its own script, called with the same arguments.

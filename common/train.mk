@@ -1,7 +1,7 @@
 # What the training stages' Makefiles share (stages 07 and 08): where the
 # data is, the training run on Fashion-MNIST (and the MNIST digits when
-# present), and the comparison with PyTorch on the same data, recipe and
-# threads. A stage Makefile includes it after stage.mk, having set:
+# present), and the comparison with PyTorch at its best on the same data,
+# recipe and cores. A stage Makefile includes it after stage.mk, having set:
 #   TRAINER     its training driver, a program in $(BIN) (run_mlp)
 #   PEER        its PyTorch peer in tools/ (torch_mlp.py)
 #   RECIPE      the chapter's recipe, flags both the driver and the peer take
@@ -32,18 +32,27 @@ run-run:
 	  $(BIN)/$(TRAINER) --data mnist $(TRAIN_ARGS) --csv $(TRAIN_CSV) --append || exit 1; fi
 	@echo "results: $(TRAIN_CSV)"
 
-# Ours, then PyTorch, on the same data, recipe and threads; PyTorch's rows go
-# into the same training CSV, and the speed of both into one file.
+# Ours against PyTorch at its best (tools/compare.py): PyTorch probed in
+# every arrangement (threads, malloc, memory format, Adam's foreach), then
+# ours and the fastest in ROUNDS rounds of EPOCHS epochs each, taking
+# turns; the first round's epochs into the training CSV, every probe,
+# round and the medians into the speed CSV. A round is COMPARE_EPOCHS
+# epochs unless EPOCHS= says otherwise. A stage may set COMPARE_INFERENCE,
+# its benchmark that times our forward alone, to race PyTorch's no_grad too.
 COMPARE_THREADS = $(or $(THREADS),$(shell nproc))
+ROUNDS ?= 3
+COMPARE_EPOCHS ?= 3
+ifeq ($(origin EPOCHS),file)
+compare: EPOCHS = $(COMPARE_EPOCHS)
+endif
 compare: build
+	@$(ROOT)/tools/deps.sh compare quiet
 	@mkdir -p $(dir $(COMPARE_CSV))
-	@rm -f $(COMPARE_TRAIN_CSV) $(COMPARE_CSV)
 	@$(pick_fashion); \
-	$(BIN)/$(TRAINER) --data $$set $(RECIPE) $(MODEL_ARGS) --threads $(COMPARE_THREADS) \
-	  $(if $(GEMM),--gemm $(GEMM)) $(ISA_KNOB) --csv $(COMPARE_TRAIN_CSV) || exit 1; \
-	/usr/bin/python3 $(ROOT)/tools/$(PEER) --data $$set $(RECIPE) \
-	  --threads $(COMPARE_THREADS) --csv $(COMPARE_TRAIN_CSV) --speed-csv $(COMPARE_CSV)
-	@echo "results: $(COMPARE_TRAIN_CSV)"
-	@if [ -f $(COMPARE_CSV) ]; then echo "speed:   $(COMPARE_CSV)"; cat $(COMPARE_CSV) | grep -v '^#'; fi
+	/usr/bin/python3 $(ROOT)/tools/compare.py --peer $(ROOT)/tools/$(PEER) \
+	  --ours '$(BIN)/$(TRAINER) $(MODEL_ARGS) $(if $(GEMM),--gemm $(GEMM)) $(ISA_KNOB)' \
+	  $(if $(COMPARE_INFERENCE),--ours-inference '$(BIN)/$(COMPARE_INFERENCE)') \
+	  --data $$set --threads $(COMPARE_THREADS) --rounds $(ROUNDS) \
+	  --train-csv $(COMPARE_TRAIN_CSV) --csv $(COMPARE_CSV) -- $(RECIPE)
 
 .PHONY: compare run-run

@@ -564,6 +564,25 @@ Test(stage_06, nan_loss_backward_twice_and_non_scalar)
     tape_free(t);
 }
 
+// A loss recorded on another tape is not this tape's to walk: its nodes are
+// not among this tape's, and walking this tape would compute nothing.
+Test(task_6_4, a_loss_from_another_tape_is_refused)
+{
+    struct tape *mine = tape_new(NULL), *other = tape_new(NULL);
+    struct tensor *w = tensor_param(2, (int[]){4, 3});
+    mat_fill_random(w->data, 4, 3, 3, 9);
+    struct tensor *loss = op_mean(other, op_matmul(other, step_tensor(other, 2, 4), w));
+    cr_assert_not_null(loss, "%s", tape_error(other));
+    op_mean(mine, op_matmul(mine, step_tensor(mine, 2, 4), w));
+    cr_assert_eq(tape_backward(mine, loss), -1, "a loss of another tape was walked");
+    cr_assert(strstr(tape_error(mine), "not recorded") != NULL, "%s", tape_error(mine));
+    for (long i = 0; i < w->size; i++)
+        cr_assert_eq(w->grad[i], 0.0f, "walking the wrong tape gave w a gradient");
+    tensor_free(w);
+    tape_free(mine);
+    tape_free(other);
+}
+
 // ---------------------------------------------------------------------------
 // Memory: the no-grad mode and the arena.
 

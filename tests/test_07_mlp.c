@@ -3,7 +3,7 @@
 // against PyTorch (tests/golden/, written by tools/torch_golden_07.py) and
 // every vector update loop against the scalar one, bit for bit; the MLP's
 // initialisation and sizes; checkpoints that round-trip and refuse every
-// damaged or mismatched file.
+// damaged or mismatched file; run_mlp on a set of a reader's own.
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <math.h>
@@ -24,6 +24,7 @@
 #include "nn.h"
 #include "ops.h"
 #include "optim.h"
+#include "own_data.h"
 #include "tape.h"
 #include "train.h"
 #include "train_flags.h"
@@ -154,7 +155,7 @@ Test(task_7_1, linear_on_every_backend, .timeout = 300)
 }
 
 // Evaluation: no node, no gradient, the same output.
-Test(nn_linear, no_grad_records_nothing)
+Test(task_7_1, no_grad_records_nothing)
 {
     struct tensor *w = tensor_param(2, (int[]){3, 2}), *bias = tensor_param(1, (int[]){2});
     mat_fill_random(w->data, 3, 2, 2, 1);
@@ -1043,4 +1044,37 @@ Test(train_run, lr_decay_cosine_and_its_flag)
     cr_assert_eq(o.cosine, 0);
     cr_assert_eq(train_flags(&o, 3, (char *[]){"run", "--lr-decay", "step"}), 2);
     cr_assert_eq(train_flags(&o, 2, (char *[]){"run", "--lr-decay"}), 2);
+}
+
+// run_mlp as a reader runs it, on a set of their own in a directory named
+// without a '/': it trains, after one line that gives the set's four
+// checksums; a directory named like a known set but with other bytes, and
+// images the model does not fit, are refused.
+Test(train_cli, run_mlp_trains_on_a_set_the_list_does_not_know, .timeout = 300)
+{
+    char dir[64], sub[128];
+    snprintf(dir, sizeof dir, "/tmp/test07-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    expect_training_with_a_note(dir, "run_mlp", "mysplit",
+                                "--layers 784,32,10 --batch 32 --epochs 2 --threads 1", 120, 40,
+                                0, 2);
+
+    // The sample with one test label changed, in a directory named sample.
+    snprintf(sub, sizeof sub, "%s/sample", dir);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    copy_sample_raw(sub);
+    snprintf(sub, sizeof sub, "%s/sample/t10k-labels-idx1-ubyte", dir);
+    FILE *f = fopen(sub, "r+b");
+    cr_assert_not_null(f);
+    cr_assert_eq(fseek(f, 8, SEEK_SET), 0);
+    cr_assert_eq(fputc(3, f), 3);  // the first test label is 9
+    fclose(f);
+    expect_refusal(dir, "run_mlp", "--data sample/ --epochs 1 --threads 1",
+                   "error: sample/t10k-labels-idx1-ubyte: checksum mismatch");
+
+    // 14×14 images and the default 784-256-10.
+    write_own_set_in(dir, "small", 20, 10, 14, 1, NULL);
+    expect_refusal(dir, "run_mlp", "--data small --epochs 1 --threads 1",
+                   "--layers 784,256,10 does not fit small: its images have 196 pixels");
+    remove_tree(dir);
 }

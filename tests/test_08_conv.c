@@ -11,7 +11,8 @@
 // common/conv/. Its shapes, parameter count, initialisation and FLOPs; a
 // forward pass; training steps that lower the loss, give the same bits on
 // one and two threads and allocate nothing after the first; a checkpoint
-// round trip; a short training on the committed sample.
+// round trip; a short training on the committed sample; run_cnn on a set of
+// a reader's own.
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <math.h>
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "arena.h"
@@ -34,6 +36,7 @@
 #include "nn.h"
 #include "ops.h"
 #include "optim.h"
+#include "own_data.h"
 #include "layout.h"
 #include "pool_row.h"
 #include "tape.h"
@@ -265,7 +268,7 @@ Test(task_8_1, conv_forward_matches_the_definition)
 // Chapter 8's NHWC forward (stages/08_conv/layout.c), which the layout
 // measurement times against the library's NCHW op: the same numbers in the
 // other layout, at every shape of the table above, runs of 2 images.
-Test(conv, nhwc_forward_agrees_with_the_nchw_op)
+Test(task_8_1, nhwc_forward_agrees_with_the_nchw_op)
 {
     for (int s = 0; s < SHAPES; s++) {
         const struct conv_case *k = &shapes[s];
@@ -1613,4 +1616,31 @@ Test(nn_cnn, a_short_training_on_the_sample_lifts_accuracy_above_chance, .timeou
     cr_assert_gt(acc1, 0.4, "test accuracy %.1f %% after 20 steps", 100 * acc1);
     cr_assert_lt(loss1, loss0, "test loss %g after training, %g before", loss1, loss0);
     cnn_fixture_free(&f);
+}
+
+// run_cnn as a reader runs it, on a set of their own in a directory named
+// without a '/': it trains, after one line that gives the set's four
+// checksums; Fashion-MNIST's name on other files, and images that are not
+// 28×28, are refused.
+Test(nn_cnn, run_cnn_trains_on_a_set_the_list_does_not_know, .timeout = 600)
+{
+    char dir[64], sub[128];
+    snprintf(dir, sizeof dir, "/tmp/test08-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    expect_training_with_a_note(dir, "run_cnn", "kmnist", "--batch 32 --epochs 1 --threads 1",
+                                64, 32, 1, 1);
+
+    // The named set fashion, in DATA_DIR, holding the sample's files.
+    snprintf(sub, sizeof sub, "%s/fashion", dir);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    copy_sample_raw(sub);
+    setenv("DATA_DIR", dir, 1);
+    expect_refusal(dir, "run_cnn", "--data fashion --epochs 1 --threads 1",
+                   "fashion/train-images-idx3-ubyte: checksum mismatch");
+    unsetenv("DATA_DIR");
+
+    write_own_set_in(dir, "small", 20, 10, 14, 0, NULL);
+    expect_refusal(dir, "run_cnn", "--data small --epochs 1 --threads 1",
+                   "the CNN reads 28×28 images; small has 14×14");
+    remove_tree(dir);
 }

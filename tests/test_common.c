@@ -536,10 +536,136 @@ Test(book, a_held_back_openblas_is_noted_under_its_table)
                  1, "a note under a table measured with OpenBLAS on its best path");
 }
 
+// A figure with caption="drawn" takes the caption its plot script wrote
+// beside the plot (build/plots/NAME.caption); outside check mode a missing
+// one is an error, and so is another value of caption=.
+Test(book, a_drawn_caption_comes_from_the_plot)
+{
+    cr_assert_eq(sh("rm -rf /tmp/book-drawn && mkdir -p /tmp/book-drawn/plots/data "
+                    "/tmp/book-drawn/build/plots && "
+                    "cp plots/data/stage-08.csv /tmp/book-drawn/plots/data/ && "
+                    "touch /tmp/book-drawn/build/plots/stage-08.svg && "
+                    "echo 'Batch 64, timed by `make stage-08 bench`. No PyTorch bar.' "
+                    ">/tmp/book-drawn/build/plots/stage-08.caption && "
+                    "printf '%s\\n' '![](build/plots/stage-08.svg){caption=\"drawn\"}' "
+                    ">/tmp/book-drawn/drawn.md && "
+                    "printf '%s\\n' '![](build/plots/stage-08.svg){caption=\"typed\"}' "
+                    ">/tmp/book-drawn/typed.md"),
+                 0);
+    const char *pandoc = "BOOK_ROOT=/tmp/book-drawn pandoc -f markdown --lua-filter "
+                         "tools/book.lua -t html --wrap=none ";
+    char command[512];
+    snprintf(command, sizeof command, "%s /tmp/book-drawn/drawn.md >/tmp/book-drawn/out 2>&1",
+             pandoc);
+    cr_assert_eq(sh(command), 0, "%s", read_file("/tmp/book-drawn/out"));
+    const char *out = read_file("/tmp/book-drawn/out");
+    cr_assert_not_null(strstr(out, "<figcaption aria-hidden=\"true\">Batch 64, timed by "
+                                   "<code>make stage-08 bench</code>. No PyTorch "
+                                   "bar.</figcaption>"),
+                       "%s", out);
+    cr_assert_null(strstr(out, "caption=\"drawn\""), "%s", out);
+
+    cr_assert_eq(sh("rm /tmp/book-drawn/build/plots/stage-08.caption"), 0);
+    cr_assert_neq(sh(command), 0, "a drawn caption that is not there");
+    out = read_file("/tmp/book-drawn/out");
+    cr_assert_not_null(strstr(out, "no caption build/plots/stage-08.caption"), "%s", out);
+    snprintf(command, sizeof command, "BOOK_CHECK=1 %s /tmp/book-drawn/drawn.md >/dev/null 2>&1",
+             pandoc);
+    cr_assert_eq(sh(command), 0, "check mode needs no plot drawn");
+
+    snprintf(command, sizeof command, "%s /tmp/book-drawn/typed.md >/tmp/book-drawn/out 2>&1",
+             pandoc);
+    cr_assert_neq(sh(command), 0);
+    out = read_file("/tmp/book-drawn/out");
+    cr_assert_not_null(strstr(out, "caption=\"typed\"; the one value is \"drawn\""), "%s", out);
+    cr_assert_eq(sh("rm -rf /tmp/book-drawn"), 0);
+}
+
 Test(book, the_real_book_checks)
 {
     cr_assert_eq(sh("tools/check-book.sh --book book.md >/tmp/book-out.txt 2>&1"), 0, "%s",
                  read_file("/tmp/book-out.txt"));
+}
+
+// A results file the book quotes must come from the compiler and one of the
+// machines its reference: header names; each table's caption names that
+// machine from the header. Another compiler, another machine, or a header
+// too vague to tell two machines apart, each fail and say which file.
+Test(book, results_from_another_compiler_or_machine_fail_the_check)
+{
+    cr_assert_eq(sh("BOOK_ROOT=. pandoc -f markdown -t plain --wrap=none --lua-filter "
+                    "tools/book.lua -M book-provenance=error tests/book/provenance.md "
+                    ">/tmp/book-prov.txt 2>&1"),
+                 0, "%s", read_file("/tmp/book-prov.txt"));
+    const char *out = read_file("/tmp/book-prov.txt");
+    cr_assert_not_null(strstr(out, "On the first machine — Reference machine: Test Zen 5"), "%s",
+                       out);
+    cr_assert_not_null(strstr(out, "On the second — Second machine: Test Zen 3"), "%s", out);
+    cr_assert_neq(sh("BOOK_ROOT=. pandoc -f markdown -t plain --lua-filter tools/book.lua "
+                     "-M book-provenance=error tests/book/provenance-bad.md "
+                     ">/dev/null 2>/tmp/book-prov.txt"),
+                  0);
+    out = read_file("/tmp/book-prov.txt");
+    cr_assert_not_null(strstr(out, "tests/book/prov-clang.csv: was measured with clang 14.0.6; "
+                                   "the book's compiler is gcc 12.2.0"),
+                       "%s", out);
+    cr_assert_not_null(strstr(out, "tests/book/prov-elsewhere.csv: was measured on cpu Test CPU, "
+                                   "4 cores"),
+                       "%s", out);
+    cr_assert_not_null(strstr(out, "tests/book/prov-vague.csv: says only cpu Test CPU, which fits "
+                                   "more than one"),
+                       "%s", out);
+    // Only a warning when the book is built: make book is not held up.
+    cr_assert_eq(sh("BOOK_ROOT=. pandoc -f markdown -t plain --lua-filter tools/book.lua "
+                    "tests/book/provenance-bad.md >/dev/null 2>/tmp/book-prov.txt"),
+                 0);
+    cr_assert_not_null(strstr(read_file("/tmp/book-prov.txt"), "warning: tests/book/prov-clang"));
+}
+
+// share (like test_acc) holds a fraction of 1 and is shown in percent, and
+// format= formats the percent. A file that stores percents in it fails,
+// naming the file, the row and the value, where it once printed "2890.0 %".
+Test(book, shares_are_fractions_shown_in_percent)
+{
+    cr_assert_eq(sh("BOOK_ROOT=. pandoc -f markdown -t plain --wrap=none --lua-filter "
+                    "tools/book.lua tests/book/share.md >/tmp/book-share.txt 2>&1"),
+                 0, "%s", read_file("/tmp/book-share.txt"));
+    const char *out = read_file("/tmp/book-share.txt");
+    cr_assert_not_null(strstr(out, "28.9 %"), "%s", out);
+    cr_assert_not_null(strstr(out, "1.1 %"), "%s", out);
+    cr_assert_not_null(strstr(out, "The convolution’s backward: 29 % of the time."), "%s", out);
+    cr_assert_neq(sh("BOOK_ROOT=. pandoc -f markdown -t plain --lua-filter tools/book.lua "
+                     "tests/book/share-percent.md >/dev/null 2>/tmp/book-share.txt"),
+                  0, "a share of 28.9 was printed");
+    out = read_file("/tmp/book-share.txt");
+    cr_assert_not_null(strstr(out, "tests/book/share-percent.csv:3: column share holds 28.9"),
+                       "%s", out);
+}
+
+// The student edition holds no task's answer: every listing that holds a
+// solution shows the kits' stub instead, and says what to write and which
+// tests check it. The check would see an answer: the reader's edition of
+// chapter 1 holds those of tasks 1.1 and 1.2.
+Test(book, the_student_edition_holds_no_answer, .timeout = 600)
+{
+    cr_assert_eq(sh("tools/check-book.sh --student book.md >/tmp/book-student.txt 2>&1"), 0, "%s",
+                 read_file("/tmp/book-student.txt"));
+    cr_assert_eq(sh("BOOK_ROOT=. pandoc -f markdown -t html5 --lua-filter tools/book.lua "
+                    "-M book-check=true -o /tmp/book-reader-01.html chapters/01-naive.md"),
+                 0);
+    cr_assert_neq(sh("tools/kit-check.py --book /tmp/book-reader-01.html "
+                     ">/tmp/book-reader-01.txt 2>&1"),
+                  0, "the answers in the reader's edition went unnoticed");
+    const char *out = read_file("/tmp/book-reader-01.txt");
+    cr_assert(strstr(out, "task 1.1") && strstr(out, "task 1.2"), "%s", out);
+    cr_assert_eq(sh("BOOK_ROOT=. pandoc -f markdown -t plain --wrap=none --lua-filter "
+                    "tools/book.lua -M book-check=true -M book-edition=student "
+                    "-o /tmp/book-student-01.txt chapters/01-naive.md"),
+                 0);
+    out = read_file("/tmp/book-student-01.txt");
+    cr_assert_not_null(strstr(out, "Task 1.1 is yours to write: the i, j, p loops"), "%s", out);
+    cr_assert_not_null(strstr(out, "make stage-01 test TASK=1.1 runs its tests:"), "%s", out);
+    cr_assert_not_null(strstr(out, "// TODO task 1.1:"), "%s", out);
 }
 
 // A function on gemm()'s path that no listing shows and no chapter names
@@ -557,7 +683,8 @@ Test(book, a_function_on_the_path_neither_shown_nor_named_fails)
 }
 
 // Each stage's kit builds, fails its tasks' tests on the stubs, and passes
-// with the solutions put back.
+// with the solutions put back. (That the student edition holds no answer
+// is the_student_edition_holds_no_answer, for every task at once.)
 static void round_trip(const char *stage)
 {
     char command[256], log[64];
@@ -594,6 +721,16 @@ Test(kit, stage_05_round_trip, .timeout = 900)
 Test(kit, stage_06_round_trip, .timeout = 900)
 {
     round_trip("06_autograd");
+}
+
+Test(kit, stage_07_round_trip, .timeout = 900)
+{
+    round_trip("07_mlp");
+}
+
+Test(kit, stage_08_round_trip, .timeout = 900)
+{
+    round_trip("08_conv");
 }
 
 // The peer's own description of itself. Compiled against another BLAS's
@@ -633,6 +770,75 @@ Test(kit, the_check_finds_an_answer_copied_elsewhere, .timeout = 300)
     const char *out = read_file("/tmp/kit-leak.txt");
     cr_assert(strstr(out, "common/harness/leak.c") && strstr(out, "task 1.1"), "%s", out);
     sh("rm -rf /tmp/kit-leak");
+}
+
+// Each kind of leak the kits once had, put back into a copy of the tree in
+// a file of its own: the check names the task and the file, every time.
+//   6.2  a helper that is the answer (the answer is one call of it)
+//   6.4  the answer's key line in another loop
+//   7.1  the answer again under other names
+//   8.1  the index arithmetic of the answer, word for word
+//   8.3  a comment that states the answer's line
+Test(kit, the_check_finds_each_kind_of_leak, .timeout = 300)
+{
+    static const struct {
+        const char *task, *path, *text;
+    } leaks[] = {
+        {"6.2", "common/autograd/vec_leak.c",
+         "void leak_relu_backward(long n, float *dx, const float *y, const float *dy)\n"
+         "{\n    for (long i = 0; i < n; i++)\n"
+         "        dx[i] += y[i] > 0.0f ? dy[i] : 0.0f;\n}\n"},
+        {"6.4", "stages/06_autograd/leak_walk.c",
+         "#include \"tape.h\"\nint leak_count(const struct tape *t)\n{\n    int k = 0;\n"
+         "    for (const struct tape_node *n = t->last; n; n = n->prev)\n        k++;\n"
+         "    return k;\n}\n"},
+        {"7.1", "stages/07_mlp/leak_dense.c",
+         "static int dense_backward(struct tape *tp, struct tape_node *nd)\n{\n"
+         "    struct tensor *bb = nd->in[2], *o = nd->out;\n"
+         "    int rows = o->shape[0], cols = o->shape[1];\n"
+         "    if (op_matmul_backward(tp, nd) != 0)\n        return -1;\n"
+         "    if (bb->requires_grad) {\n        float *g = tape_grad(tp, bb);\n"
+         "        if (!g)\n            return -1;\n"
+         "        for (int r = 0; r < rows; r++)\n            for (int c = 0; c < cols; c++)\n"
+         "                g[c] += o->grad[(long)r * cols + c];\n    }\n    return 0;\n}\n"},
+        {"8.1", "stages/08_conv/leak_rows.c",
+         "int leak_row(int r, int stride, int u, int pad)\n{\n"
+         "    int iy = r * stride + u - pad;\n    return iy;\n}\n"},
+        {"8.3", "common/conv/leak_note.c",
+         "// Each gradient goes back where its maximum came from:\n"
+         "//   dx[where[j]] += dy[j]\n"},
+    };
+    cr_assert_eq(sh("rm -rf /tmp/kit-leaks && mkdir -p /tmp/kit-leaks && "
+                    "cp -r common stages tests tools plots datasets /tmp/kit-leaks/"),
+                 0);
+    for (size_t i = 0; i < sizeof leaks / sizeof leaks[0]; i++) {
+        char path[256];
+        snprintf(path, sizeof path, "/tmp/kit-leaks/%s", leaks[i].path);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f, "%s", path);
+        fputs(leaks[i].text, f);
+        fclose(f);
+    }
+    cr_assert_neq(sh("/tmp/kit-leaks/tools/kit-check.py 06_autograd 07_mlp 08_conv "
+                     ">/tmp/kit-leaks.txt 2>&1"),
+                  0, "the leaks went unnoticed");
+    const char *out = read_file("/tmp/kit-leaks.txt");
+    for (size_t i = 0; i < sizeof leaks / sizeof leaks[0]; i++) {
+        char task[32];
+        snprintf(task, sizeof task, "task %s ", leaks[i].task);
+        int found = 0;
+        for (const char *line = out; line && *line; line = strchr(line, '\n')) {
+            line += *line == '\n';
+            const char *end = strchr(line, '\n');
+            size_t len = end ? (size_t)(end - line) : strlen(line);
+            char *one = strndup(line, len);
+            found |= strstr(one, task) && strstr(one, leaks[i].path);
+            free(one);
+        }
+        cr_assert(found, "task %s's leak in %s was not reported:\n%s", leaks[i].task,
+                  leaks[i].path, out);
+    }
+    sh("rm -rf /tmp/kit-leaks");
 }
 
 // The number readers under the flags: a whole number in range or nothing,

@@ -1,5 +1,6 @@
 // The data layer: SHA-256, the IDX reader on good and malformed files, the
-// dataset loader and its checksums, the shuffle and the batch fill.
+// dataset loader and its checksums (a named set, a copy of one, a set of the
+// reader's own, damaged and swapped files), the shuffle and the batch fill.
 // Known values of the committed sample were read from it independently with
 // Python's gzip module (datasets/idxio.py).
 #define _XOPEN_SOURCE 700
@@ -12,8 +13,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "checksums.h"
 #include "dataset.h"
 #include "idx.h"
+#include "own_data.h"
 #include "sha256.h"
 
 // --- helpers
@@ -43,22 +46,6 @@ static const char *tmp_path(const char *name)
     return path;
 }
 
-static void write_file(const char *path, const void *data, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    cr_assert_not_null(f, "cannot write %s", path);
-    cr_assert_eq(fwrite(data, 1, n, f), n);
-    fclose(f);
-}
-
-static void write_gz(const char *path, const void *data, size_t n)
-{
-    gzFile g = gzopen(path, "wb");
-    cr_assert_not_null(g);
-    cr_assert_eq(gzwrite(g, data, (unsigned)n), (int)n);
-    gzclose(g);
-}
-
 static unsigned char *read_whole(const char *path, size_t *n)
 {
     FILE *f = fopen(path, "rb");
@@ -70,27 +57,6 @@ static unsigned char *read_whole(const char *path, size_t *n)
     cr_assert_eq(fread(buf, 1, *n, f), *n);
     fclose(f);
     return buf;
-}
-
-static const char *sample_file(const char *name)
-{
-    static char path[4200];
-    snprintf(path, sizeof path, "%s/datasets/sample/%s", dataset_root(), name);
-    return path;
-}
-
-// An IDX header for unsigned bytes with nd dimensions, then body bytes.
-static size_t make_idx(unsigned char *buf, int nd, const uint32_t *dims, const unsigned char *body,
-                       size_t nbody)
-{
-    buf[0] = buf[1] = 0;
-    buf[2] = 0x08;
-    buf[3] = (unsigned char)nd;
-    for (int d = 0; d < nd; d++)
-        for (int b = 0; b < 4; b++)
-            buf[4 + 4 * d + b] = (unsigned char)(dims[d] >> (24 - 8 * b));
-    memcpy(buf + 4 + 4 * nd, body, nbody);
-    return 4 + 4 * (size_t)nd + nbody;
 }
 
 // Writes file[0..n) as NAME in the temp dir, reads it, and checks the error
@@ -491,22 +457,29 @@ Test(dataset, loads_the_sample)
     dataset_free(&ds);
 }
 
-// Copies the sample's four files, decompressed, into DIR.
-static void copy_sample_raw(const char *dir)
+// A subdirectory of the temp dir, made.
+static const char *tmp_subdir(const char *name)
 {
-    static const char *const names[4] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
-                                         "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
-    for (int f = 0; f < 4; f++) {
-        char gz[300], out[300], err[600];
-        snprintf(gz, sizeof gz, "%s.gz", names[f]);
-        struct idx x;
-        cr_assert_eq(idx_read(sample_file(gz), &x, err, sizeof err), 0, "%s", err);
-        snprintf(out, sizeof out, "%s/%s", dir, names[f]);
-        write_file(out, x.bytes, x.nbytes);
-        idx_free(&x);
-    }
+    const char *path = tmp_path(name);
+    cr_assert_eq(mkdir(path, 0700), 0, "mkdir %s", path);
+    return path;
 }
 
+// One grey level changed in one training image of dir: still a valid IDX file.
+static void change_one_pixel(const char *dir)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/train-images-idx3-ubyte", dir);
+    size_t n;
+    unsigned char *b = read_whole(path, &n);
+    b[16 + 500] ^= 1;
+    write_file(path, b, n);
+    free(b);
+}
+
+// The checksums of datasets/SHA256SUMS and their rule (common/data/
+// checksums.c): a directory is checked under its own name, so a copy of the
+// sample anywhere is the sample's files (rule 2) and needs no note.
 Test(dataset, loads_a_directory_of_raw_files, .init = make_tmp, .fini = remove_tmp)
 {
     copy_sample_raw(tmp_dir);
@@ -516,25 +489,47 @@ Test(dataset, loads_a_directory_of_raw_files, .init = make_tmp, .fini = remove_t
     cr_assert_eq(ds.train.count, 1600);
     cr_assert_eq(ds.test.count, 400);
     cr_assert_eq(ds.train.images[1599 * 784 + 10 * 28 + 20], 213);
+    cr_assert_str_empty(ds.note, "a copy of the sample is known: %s", ds.note);
     dataset_free(&ds);
 }
 
-Test(dataset, a_checksum_mismatch_is_an_error, .init = make_tmp, .fini = remove_tmp)
+// Rule 1: a directory named like a set of the list is that set, and other
+// bytes are damage; the same bytes in a directory of another name are a set
+// of the reader's own (rule 4).
+Test(dataset, a_changed_file_is_damage_in_a_known_set_and_new_data_elsewhere, .init = make_tmp,
+     .fini = remove_tmp)
 {
-    copy_sample_raw(tmp_dir);
-    // One grey level changed in one training image: still a valid IDX file.
-    const char *path = tmp_path("train-images-idx3-ubyte");
-    size_t n;
-    unsigned char *b = read_whole(path, &n);
-    b[16 + 500] ^= 1;
-    write_file(path, b, n);
-    free(b);
+    const char *dir = tmp_subdir("sample");
+    copy_sample_raw(dir);
+    change_one_pixel(dir);
+    char path[300], link[300];
+    snprintf(path, sizeof path, "%s/train-images-idx3-ubyte", dir);
     struct dataset ds;
     char err[1000];
-    cr_assert_eq(dataset_load(tmp_dir, NULL, &ds, err, sizeof err), -1);
+    cr_assert_eq(dataset_load(dir, NULL, &ds, err, sizeof err), -1);
     cr_assert_not_null(strstr(err, path), "%s", err);
     cr_assert_not_null(strstr(err, "checksum mismatch"), "%s", err);
+    cr_assert_not_null(strstr(err, "lists for sample/train-images-idx3-ubyte"), "%s", err);
     cr_assert_not_null(strstr(err, "make datasets"), "%s", err);
+    cr_assert_not_null(strstr(err, "a directory of another name"), "%s", err);
+    cr_assert_null(ds.train.images);
+    // Reached through a link, or as ".", it is still the directory "sample".
+    snprintf(link, sizeof link, "%s/mine", tmp_dir);
+    cr_assert_eq(symlink(dir, link), 0);
+    cr_assert_eq(dataset_load(link, NULL, &ds, err, sizeof err), -1);
+    cr_assert_not_null(strstr(err, "checksum mismatch"), "%s", err);
+    cr_assert_eq(chdir(dir), 0);
+    cr_assert_eq(dataset_load(".", NULL, &ds, err, sizeof err), -1);
+    cr_assert_not_null(strstr(err, "lists for sample/train-images-idx3-ubyte"), "%s", err);
+
+    const char *other = tmp_subdir("changed");
+    copy_sample_raw(other);
+    change_one_pixel(other);
+    cr_assert_eq(dataset_load(other, NULL, &ds, err, sizeof err), 0, "%s", err);
+    cr_assert_str_eq(ds.name, "changed");
+    cr_assert_not_null(strstr(ds.note, "datasets/SHA256SUMS does not list changed"), "%s",
+                       ds.note);
+    dataset_free(&ds);
 }
 
 Test(dataset, a_set_under_another_name_fails_its_checksum, .init = make_tmp, .fini = remove_tmp)
@@ -549,24 +544,199 @@ Test(dataset, a_set_under_another_name_fails_its_checksum, .init = make_tmp, .fi
     cr_assert_eq(dataset_load("fashion", tmp_dir, &ds, err, sizeof err), -1);
     cr_assert_not_null(strstr(err, "checksum mismatch"), "%s", err);
     cr_assert_not_null(strstr(err, "fashion/train-images-idx3-ubyte"), "%s", err);
+    cr_assert_not_null(strstr(err, "they are those of sample/train-images-idx3-ubyte"), "%s",
+                       err);
+    // The same directory named by its path is checked the same way.
+    cr_assert_eq(dataset_load(dir, NULL, &ds, err, sizeof err), -1);
+    cr_assert_not_null(strstr(err, "not the one datasets/SHA256SUMS lists for "
+                                   "fashion/train-images-idx3-ubyte"),
+                       "%s", err);
 }
 
-Test(dataset, an_unknown_file_is_an_error, .init = make_tmp, .fini = remove_tmp)
+// Rule 3: a file the list knows under another file name is refused.
+Test(dataset, swapped_files_are_refused, .init = make_tmp, .fini = remove_tmp)
+{
+    const char *dir = tmp_subdir("swapped");
+    copy_sample_raw(dir);
+    for (int f = 0; f < 2; f++) {
+        char train[300], test[300], keep[300];
+        snprintf(train, sizeof train, "%s/%s", dir, idx_file_name(f));
+        snprintf(test, sizeof test, "%s/%s", dir, idx_file_name(f + 2));
+        snprintf(keep, sizeof keep, "%s/keep", dir);
+        cr_assert_eq(rename(train, keep) | rename(test, train) | rename(keep, test), 0);
+    }
+    struct dataset ds;
+    char err[1000];
+    cr_assert_eq(dataset_load(dir, NULL, &ds, err, sizeof err), -1);
+    cr_assert_not_null(strstr(err, "swapped/train-images-idx3-ubyte: its bytes are those "
+                                   "datasets/SHA256SUMS lists for sample/t10k-images-idx3-ubyte, "
+                                   "not a train-images-idx3-ubyte"),
+                       "%s", err);
+}
+
+// Rule 4: a set the list does not know loads, and its note gives the four
+// checksums as lines of the list, on one line.
+Test(dataset, an_unlisted_set_loads_with_its_checksums_in_a_note, .init = make_tmp,
+     .fini = remove_tmp)
 {
     unsigned char file[64];
     static const uint32_t three[1] = {3};
     static const unsigned char labels[3] = {1, 2, 3};
-    size_t n = make_idx(file, 3, small_dims, small_body, sizeof small_body);
-    write_file(tmp_path("train-images-idx3-ubyte"), file, n);
-    write_file(tmp_path("t10k-images-idx3-ubyte"), file, n);
-    n = make_idx(file, 1, three, labels, 3);
-    write_file(tmp_path("train-labels-idx1-ubyte"), file, n);
-    write_file(tmp_path("t10k-labels-idx1-ubyte"), file, n);
+    char sha[4][65];
+    const char *dir = tmp_subdir("tiny");
+    for (int f = 0; f < 4; f++) {
+        size_t n = f % 2 ? make_idx(file, 1, three, labels, 3)
+                         : make_idx(file, 3, small_dims, small_body, sizeof small_body);
+        char path[300];
+        snprintf(path, sizeof path, "%s/%s", dir, idx_file_name(f));
+        write_file(path, file, n);
+        sha256_hex(file, n, sha[f]);
+    }
     struct dataset ds;
     char err[1000];
-    cr_assert_eq(dataset_load(tmp_dir, NULL, &ds, err, sizeof err), -1);
-    cr_assert_not_null(strstr(err, "checksum mismatch"), "%s", err);
-    cr_assert_not_null(strstr(err, "lists for no train-images-idx3-ubyte of any set"), "%s", err);
+    cr_assert_eq(dataset_load(dir, NULL, &ds, err, sizeof err), 0, "%s", err);
+    cr_assert_str_eq(ds.name, "tiny");
+    cr_assert_eq(ds.train.count, 3);
+    cr_assert_eq(ds.train.pixels, 4);
+    cr_assert_eq(ds.test.labels[2], 3);
+    cr_assert_null(strchr(ds.note, '\n'), "one line: %s", ds.note);
+    cr_assert(strncmp(ds.note, "datasets/SHA256SUMS does not list tiny: ", 40) == 0, "%s",
+              ds.note);
+    for (int f = 0; f < 4; f++) {
+        char line[200];
+        snprintf(line, sizeof line, "%s  tiny/%s", sha[f], idx_file_name(f));
+        cr_assert_not_null(strstr(ds.note, line), "'%s' in: %s", line, ds.note);
+    }
+    dataset_free(&ds);
+}
+
+// A directory however it is written, gzipped files or not.
+Test(dataset, a_directory_is_accepted_however_written, .init = make_tmp, .fini = remove_tmp)
+{
+    cr_assert_eq(chdir(tmp_dir), 0);
+    cr_assert_eq(mkdir("mysplit", 0700), 0);
+    write_own_set("mysplit", 30, 20, 28, 28, 1, NULL);
+    char absolute[300];
+    snprintf(absolute, sizeof absolute, "%s/mysplit/", tmp_dir);
+    const char *spellings[] = {"mysplit", "mysplit/", "./mysplit", "mysplit//", absolute};
+    for (size_t i = 0; i < sizeof spellings / sizeof spellings[0]; i++) {
+        struct dataset ds;
+        char err[1000];
+        cr_assert_eq(dataset_load(spellings[i], NULL, &ds, err, sizeof err), 0, "'%s': %s",
+                     spellings[i], err);
+        cr_assert_str_eq(ds.name, "mysplit", "'%s'", spellings[i]);
+        cr_assert_eq(ds.train.count, 30, "'%s'", spellings[i]);
+        cr_assert_eq(ds.test.count, 20, "'%s'", spellings[i]);
+        cr_assert_str_not_empty(ds.note, "'%s'", spellings[i]);
+        cr_assert_null(strstr(ds.dir, "//"), "'%s' read from %s", spellings[i], ds.dir);
+        dataset_free(&ds);
+    }
+}
+
+// Without the list, everything else is still checked, and the message says
+// the fix is the reader's: `make datasets` would not fetch their file again.
+Test(dataset, an_unlisted_set_is_checked_without_the_list, .init = make_tmp, .fini = remove_tmp)
+{
+    static const struct {
+        int file;       // which file to spoil
+        const char *how;
+        const char *want;
+    } cases[] = {
+        {1, "label", "label 10 at item 7, expected 0 to 9"},
+        {3, "count", "19 labels for the 20 images"},
+        {2, "size", "test images are 14×14, training images 28×28"},
+        {0, "truncated gz", "truncated gzip stream"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const char *dir = tmp_subdir(cases[c].how);
+        write_own_set(dir, 30, 20, 28, 28, 1, NULL);
+        char path[300];
+        snprintf(path, sizeof path, "%s/%s.gz", dir, idx_file_name(cases[c].file));
+        struct idx x;
+        char err[1000];
+        cr_assert_eq(idx_read(path, &x, err, sizeof err), 0, "%s", err);
+        unsigned char *b = x.bytes;
+        size_t n = x.nbytes;
+        if (c == 0) {
+            b[8 + 7] = 10;
+        } else if (c == 1) {
+            b[7] = 19;  // the header's count, and one byte less
+            n--;
+        } else if (c == 2) {
+            b[11] = b[15] = 14;  // 20 images of 14×14: the first quarter of the bytes
+            n = 16 + 20 * 14 * 14;
+        }
+        if (c == 3) {
+            size_t gzn;
+            unsigned char *gz = read_whole(path, &gzn);
+            write_file(path, gz, gzn / 2);
+            free(gz);
+        } else {
+            write_gz(path, b, n);
+        }
+        idx_free(&x);
+        struct dataset ds;
+        cr_assert_eq(dataset_load(dir, NULL, &ds, err, sizeof err), -1, "%s", cases[c].how);
+        cr_assert_not_null(strstr(err, cases[c].want), "%s: %s", cases[c].how, err);
+        cr_assert_null(strstr(err, "fetch it again"), "%s: %s", cases[c].how, err);
+        if (c != 2)  // the sizes' message is dataset.c's own
+            cr_assert_not_null(strstr(err, "mend the file, or make it again"), "%s: %s",
+                               cases[c].how, err);
+    }
+}
+
+// The list itself: its lines are checked (readers add to it), and a name
+// ending in .gz is the checksum of that archive's own bytes.
+Test(checksums, the_list_and_the_archive_rule, .init = make_tmp, .fini = remove_tmp)
+{
+    const char *dir = tmp_subdir("own");
+    char sha[4][65], list[300], line[400], archive[65], path[300], err[1000];
+    write_own_set(dir, 10, 10, 4, 4, 1, sha);
+    snprintf(path, sizeof path, "%s/train-images-idx3-ubyte.gz", dir);
+    size_t n;
+    unsigned char *gz = read_whole(path, &n);
+    sha256_hex(gz, n, archive);
+    free(gz);
+
+    snprintf(list, sizeof list, "%s/SHA256SUMS", tmp_dir);
+    snprintf(line, sizeof line, "# a comment\n\n%s *own/train-images-idx3-ubyte.gz\n", archive);
+    write_file(list, line, strlen(line));
+    struct checksums c;
+    cr_assert_eq(checksums_read(list, &c, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(c.count, 1);
+    cr_assert_str_eq(c.list[0].set, "own");
+    cr_assert_str_eq(c.list[0].file, "train-images-idx3-ubyte");
+    cr_assert_eq(c.list[0].archive, 1);
+    const char *file = "train-images-idx3-ubyte";
+    cr_assert_eq(checksums_check(&c, "own", file, path, sha[0], "hint", err, sizeof err),
+                 CHECKSUM_LISTED, "%s", err);
+    cr_assert_eq(checksums_check(&c, "other", file, path, sha[0], "hint", err, sizeof err),
+                 CHECKSUM_LISTED, "a copy, under another set: %s", err);
+    // The same IDX bytes, not in that archive: its own name says it is damaged.
+    snprintf(path, sizeof path, "%s/train-images-idx3-ubyte", dir);
+    cr_assert_eq(checksums_check(&c, "own", file, path, sha[0], "hint", err, sizeof err), -1);
+    cr_assert_not_null(strstr(err, "lists for own/train-images-idx3-ubyte; the file is damaged"),
+                       "%s", err);
+    cr_assert(strlen(err) > 4 && strcmp(err + strlen(err) - 4, "hint") == 0, "%s", err);
+    cr_assert_eq(checksums_check(&c, "other", file, path, sha[0], "hint", err, sizeof err),
+                 CHECKSUM_UNLISTED);
+    checksums_free(&c);
+
+    static const char *const bad[] = {
+        "abc  own/train-images-idx3-ubyte\n",
+        "%s  train-images-idx3-ubyte\n",
+        "%s  own/train-images-idx3-ubyte extra\n",
+        "%s  own/\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[400];
+        snprintf(line, sizeof line, "# ok\n%s", bad[i]);
+        snprintf(text, sizeof text, line, archive);
+        write_file(list, text, strlen(text));
+        cr_assert_eq(checksums_read(list, &c, err, sizeof err), -1, "%s", text);
+        cr_assert_not_null(strstr(err, "SHA256SUMS:2: not a line of the form"), "%s", err);
+        cr_assert_null(c.list);
+    }
 }
 
 Test(dataset, a_missing_set_says_make_datasets, .init = make_tmp, .fini = remove_tmp)

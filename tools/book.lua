@@ -18,6 +18,13 @@ Listings (a code block with an include= attribute, any classes):
   listing; `// end listing pack_b` (or `end listing: pack_b`) closes that
   name, which allows overlapping regions. Common indentation is removed.
 
+  The student edition (book-edition=student) reads each file as the
+  assignment kits ship it (tools/make_assignment.py --student): every task's
+  solution replaced by its stub, between `// TODO task N.M: what` and
+  `// END TODO task N.M`. A listing that holds a stub says so in its caption:
+  the task, what to write, and the tests that check it (the Test(task_N_M, ...)
+  of tests/test_*.c).
+
 Tables from CSV (a code block with class results-table or csv-table):
 
   ```{.results-table results="stage-01" columns="kernel,n,gflops,pct_peak"
@@ -42,7 +49,34 @@ Inline numbers (an empty span with class result):
   []{.result results="stage-08-compare-train" where="framework=ours" last="epoch" column="test_acc"}
 
   source="mine" prefers build/results/NAME.csv, falling back to the
-  reference. format="%.0f" overrides the number format. last= as for tables.
+  reference. format="%.0f" overrides the number format (of the percent, for
+  a column that holds a fraction: share, test_acc). last= as for tables.
+
+Provenance: book.md's front matter names the book's compiler and the
+machines whose results it quotes, each by a signature of what a results
+file's `#` lines say (cpu, cores, the widest ISA with a measured peak, the
+L1d size):
+
+  reference:
+    compiler: gcc 12.2.0
+    machines:
+      - name: "AMD EPYC Zen 5, 2 cores, AVX-512"
+        cpu: AMD EPYC
+        cores: 2
+        isa: avx512
+        l1d: 48 KiB
+      - name: "AMD EPYC Zen 3, 2 cores, AVX2"
+        label: Zen 3 machine
+        cpu: AMD EPYC
+        ...
+
+Every results file the book quotes (results= and file= tables and spans,
+and the data of its plots) must name that compiler, if it names one, and
+a machine that matches exactly one of them; the caption of its table or
+figure names that machine, as "Reference machine: NAME", or "LABEL: NAME"
+for a machine with a label (one that is not the reference machine). With
+book-provenance=error (check-book.sh --provenance) a file that does not is
+an error; otherwise a warning.
 
 Images: build/plots/stage-NN[-reference].svg must correspond to an
 existing plots/data/stage-NN.csv (in check mode the plot itself need not
@@ -50,10 +84,17 @@ exist yet); stage-NN-train.svg may come from stage-NN-compare-train.csv
 instead. With -M plots-format=png, or when writing a .pdf, plots are taken
 as .png (weasyprint 57 cannot read gnuplot's SVG).
 
+  ![](build/plots/stage-08.svg){caption="drawn"}
+
+  takes its caption from build/plots/stage-08.caption, which the plot
+  script wrote with the plot, saying what it drew.
+
 Settings (metadata, else environment): book-root / BOOK_ROOT (repository
 root, default "."), book-data / BOOK_DATA (reference CSV folder, default
 plots/data), book-results / BOOK_RESULTS (your results, default
-build/results), book-check / BOOK_CHECK (check mode), plots-format.
+build/results), book-check / BOOK_CHECK (check mode), book-edition /
+BOOK_EDITION ("reader", the default, or "student"), book-provenance
+("error", "warn", the default, or "off"), plots-format.
 
 Any problem prints "book.lua: error: ..." on stderr and makes pandoc exit
 non-zero after the whole document has been scanned.
@@ -69,6 +110,8 @@ local cfg = {
   data = os.getenv("BOOK_DATA") or "plots/data",
   results = os.getenv("BOOK_RESULTS") or "build/results",
   check = (os.getenv("BOOK_CHECK") or "") ~= "" and os.getenv("BOOK_CHECK") ~= "0",
+  edition = os.getenv("BOOK_EDITION") or "reader",
+  provenance = "warn",
   -- When set, each listing appends "file<TAB>line" for every line it shows
   -- (tools/check-book.sh --book reports listing coverage from it).
   coverage = os.getenv("BOOK_COVERAGE"),
@@ -264,6 +307,71 @@ local function extract(lines, name, file)
   return body, start + 1, stop - 1
 end
 
+-- The student edition's text of a file: the kits' stubs in place of every
+-- task's solution, from the kit maker itself, so both show the same stub.
+local student_cache = {}
+local function student_lines(file)
+  if student_cache[file] then return student_cache[file] end
+  local ok, out = pcall(pandoc.pipe, "python3",
+    { rooted("tools/make_assignment.py"), "--student", rooted(file) }, "")
+  if not ok then
+    fail(string.format("%s: the kit maker could not stub it for the student edition (%s)",
+      file, tostring(type(out) == "table" and out.output or out)))
+  end
+  local lines = {}
+  for line in (out .. "\n"):gmatch("(.-)\n") do lines[#lines + 1] = line end
+  if lines[#lines] == "" then table.remove(lines) end
+  student_cache[file] = lines
+  return lines
+end
+
+-- The tests of each task: Test(task_N_M, name) in tests/test_*.c.
+local task_tests = nil
+local function tests_of(task)
+  if task_tests == nil then
+    task_tests = {}
+    local ok, listing = pcall(pandoc.pipe, "sh",
+      { "-c", "cd \"$1\" && ls tests/test_*.c", "sh", cfg.root }, "")
+    for path in ((ok and listing) or ""):gmatch("[^\n]+") do
+      for line in io.lines(rooted(path)) do
+        local n, m, name = line:match("^Test%(task_(%d+)_(%d+),%s*([%w_]+)")
+        if n then
+          local key = n .. "." .. m
+          task_tests[key] = task_tests[key] or {}
+          table.insert(task_tests[key], name)
+        end
+      end
+    end
+  end
+  return task_tests[task] or {}
+end
+
+-- What a listing of the student edition says of the stubs it shows: for
+-- each task, what to write and the command and tests that check it.
+local function stub_note(shown)
+  local out, seen = {}, {}
+  for _, l in ipairs(shown) do
+    local task, what = l:match("//%s*TODO task (%d+%.%d+):%s*(.-)%s*$")
+    if task and not seen[task] then
+      seen[task] = true
+      local text = string.format("Task %s is yours to write: %s.", task, what)
+      local names = tests_of(task)
+      local stage = string.format("%02d", tonumber(task:match("^(%d+)")))
+      local tests = {}
+      for _, n in ipairs(names) do tests[#tests + 1] = "`" .. n .. "`" end
+      if #tests > 0 then
+        text = text .. string.format(" `make stage-%s test TASK=%s` runs its tests: %s.",
+          stage, task, table.concat(tests, ", "))
+      else
+        text = text .. string.format(" `make stage-%s test TASK=%s` runs its tests.", stage, task)
+      end
+      out[#out + 1] = text
+    end
+  end
+  if #out == 0 then return nil end
+  return table.concat(out, " ")
+end
+
 local function listing_block(el)
   local file = el.attributes["include"]
   local name = el.attributes["listing"]
@@ -273,6 +381,7 @@ local function listing_block(el)
     fail(string.format("%s: file not found (looked for %s%s)", file, rooted(file),
       name and (", listing '" .. name .. "'") or ""))
   end
+  if cfg.edition == "student" then lines = student_lines(file) end
   local body, first, last
   if name and name ~= "" then
     body, first, last = extract(lines, name, file)
@@ -308,16 +417,24 @@ local function listing_block(el)
   if name and name ~= "" then
     cap[#cap + 1] = pandoc.Str(string.format(", lines %d–%d", first, last))
   end
-  if el.attributes["caption"] then
-    local extra = pandoc.read(el.attributes["caption"], "markdown").blocks
+  local text = el.attributes["caption"]
+  local note = cfg.edition == "student" and stub_note(shown) or nil
+  if note then
+    -- a caption that only names the task gives way to the note, which names it
+    if text == nil or text:match("^%s*tasks?%s+[%d%.,%s]+$") then text = note
+    else text = text .. ". " .. note end
+  end
+  if text then
+    local extra = pandoc.read(text, "markdown").blocks
     if #extra > 0 and extra[1].content then
       cap[#cap + 1] = pandoc.Str(":")
       cap[#cap + 1] = pandoc.Space()
       for _, x in ipairs(extra[1].content) do cap[#cap + 1] = x end
     end
   end
+  -- data-file lets tools/kit-check.py --book tell where a listing comes from
   local div_attr = pandoc.Attr(el.identifier, { "listing" },
-    name and { ["data-listing"] = name } or {})
+    name and { ["data-listing"] = name, ["data-file"] = file } or { ["data-file"] = file })
   return pandoc.Div({
     pandoc.Div({ pandoc.Plain(cap) }, pandoc.Attr("", { "listing-caption" })),
     code,
@@ -328,6 +445,12 @@ end
 -- CSV files
 
 local csv_cache = {}
+
+-- Columns that hold a fraction of 1 (0.289), shown in percent (28.9 %). A
+-- value outside 0..1 is an error: a percent stored in one of them would
+-- print a hundred times too large. format= applies to the percent.
+local FRACTIONS = { test_acc = true, share = true }
+
 
 local function parse_csv_line(line)
   local out, i, n = {}, 1, #line
@@ -387,7 +510,14 @@ local function load_csv(path, label)
         fail(string.format("%s:%d: %d fields, header has %d", path, no, #f, #t.cols))
       end
       local row = {}
-      for i, c in ipairs(t.cols) do row[c] = f[i] end
+      for i, c in ipairs(t.cols) do
+        row[c] = f[i]
+        local x = FRACTIONS[c] and tonumber(f[i])
+        if x and (x < 0 or x > 1) then
+          fail(string.format("%s:%d: column %s holds %s: it is a fraction of 1 (%g %% is %g), "
+            .. "which the book shows in percent", path, no, c, f[i], x, x / 100))
+        end
+      end
       t.rows[#t.rows + 1] = row
     end
   end
@@ -489,7 +619,7 @@ local FORMATS = {
   gflops = function(x) return string.format("%.1f", x) end,
   pct_peak = function(x) return string.format("%.1f %%", x) end,
   vs_openblas = function(x) return string.format("%.2f×", x) end,
-  -- the training stages' columns (accuracies and shares are fractions)
+  -- the training stages' columns (accuracies and shares: FRACTIONS)
   test_acc = function(x) return string.format("%.2f %%", 100 * x) end,
   share = function(x) return string.format("%.1f %%", 100 * x) end,
   train_loss = function(x) return string.format("%.4f", x) end,
@@ -504,6 +634,7 @@ local function format_value(col, raw, fmt)
   if raw == nil then return "—" end
   local x = tonumber(raw)
   if x == nil then return raw end
+  if FRACTIONS[col] and fmt and fmt ~= "" then x = 100 * x end
   if fmt and fmt ~= "" then
     local ok, s = pcall(string.format, fmt, x)
     if not ok then fail("bad format '" .. fmt .. "'") end
@@ -686,6 +817,104 @@ local function build_table(t, attrs, caption, label, id)
   return tbl
 end
 
+-- ---------------------------------------------------------------------
+-- provenance: the book's compiler and machines (book.md's `reference:`)
+
+local reference = nil
+local SIGNATURE = { "cpu", "cores", "isa", "l1d" }
+local ISAS = { "avx512", "avx2", "neon", "scalar" }
+
+-- What a results file's `#` lines say of its machine; a field it does not
+-- give is nil. isa: the widest with a measured peak; l1d in KiB.
+local function signature(t)
+  local m = t.meta
+  local s = { cpu = m.cpu ~= "" and m.cpu or nil, cores = tonumber(m.cores), isa = m.isa_best }
+  for _, isa in ipairs(ISAS) do
+    if s.isa then break end
+    for k, _ in pairs(m) do
+      if k:match("^peak%." .. isa .. "%.") then s.isa = isa break end
+    end
+  end
+  s.l1d = tonumber(m.l1d_kib) or (tonumber(m.l1d_bytes) and tonumber(m.l1d_bytes) / 1024)
+  return s
+end
+
+local function describe(s)
+  local parts = {}
+  if s.cpu then parts[#parts + 1] = "cpu " .. s.cpu end
+  if s.cores then parts[#parts + 1] = string.format("%d cores", s.cores) end
+  if s.isa then parts[#parts + 1] = "widest ISA " .. s.isa end
+  if s.l1d then parts[#parts + 1] = string.format("L1d %g KiB", s.l1d) end
+  return table.concat(parts, ", ")
+end
+
+local function same(a, b)
+  if tonumber(a) and tonumber(b) then return tonumber(a) == tonumber(b) end
+  return tostring(a) == tostring(b)
+end
+
+-- The header's machine a file was measured on, or nil and why not.
+local function machine_of(t)
+  local s = signature(t)
+  if next(s) == nil then
+    return nil, "names no machine (no '# cpu:', '# cores:' or '# l1d_kib:' line)"
+  end
+  local found = {}
+  for _, mach in ipairs(reference.machines) do
+    local ok = true
+    for _, f in ipairs(SIGNATURE) do
+      if s[f] ~= nil and mach[f] ~= nil and not same(s[f], mach[f]) then ok = false end
+    end
+    if ok then found[#found + 1] = mach end
+  end
+  if #found == 1 then return found[1] end
+  local names = {}
+  for _, mach in ipairs(reference.machines) do names[#names + 1] = mach.name end
+  if #found == 0 then
+    return nil, string.format("was measured on %s, none of the book's machines (%s)", describe(s),
+      table.concat(names, "; "))
+  end
+  names = {}
+  for _, mach in ipairs(found) do names[#names + 1] = mach.name end
+  return nil, string.format("says only %s, which fits more than one of the book's machines (%s)",
+    describe(s), table.concat(names, "; "))
+end
+
+-- Checks a results file the book quotes against the header, once a file.
+local checked = {}
+local function provenance(t, label)
+  if reference == nil or cfg.provenance == "off" or checked[label] then return end
+  checked[label] = true
+  local problems = {}
+  local compiler = t.meta.compiler
+  if compiler and compiler ~= "" and reference.compiler and compiler ~= reference.compiler then
+    problems[#problems + 1] = string.format("was measured with %s; the book's compiler is %s",
+      compiler, reference.compiler)
+  end
+  local mach, why = machine_of(t)
+  if not mach then problems[#problems + 1] = why end
+  for _, p in ipairs(problems) do
+    local msg = string.format("%s: %s (book.md, reference:)", label, p)
+    if cfg.provenance == "error" then report(msg) else warn(msg) end
+  end
+end
+
+-- "Reference machine: AMD EPYC Zen 5, ..." from the header, else the cpu line.
+-- A header machine with a label is called by it instead of "Reference
+-- machine" ("Zen 3 machine: AMD EPYC Zen 3, ..."), unless the table says
+-- machine= itself.
+local function machine_name(who, t)
+  if reference ~= nil and who ~= "Your machine" then
+    local mach = machine_of(t)
+    if mach then
+      if who == "Reference machine" and mach.label then who = mach.label end
+      return who .. ": " .. mach.name
+    end
+  end
+  if t.meta.cpu and t.meta.cpu ~= "" then return who .. ": " .. t.meta.cpu end
+  return who
+end
+
 local function machine_caption(base, who, t)
   local cap = {}
   for _, x in ipairs(base) do cap[#cap + 1] = x end
@@ -693,10 +922,25 @@ local function machine_caption(base, who, t)
     cap[#cap + 1] = pandoc.Str(" —")
     cap[#cap + 1] = pandoc.Space()
   end
-  local text = who
-  if t.meta.cpu and t.meta.cpu ~= "" then text = text .. ": " .. t.meta.cpu end
-  cap[#cap + 1] = pandoc.Emph({ pandoc.Str(text) })
+  cap[#cap + 1] = pandoc.Emph({ pandoc.Str(machine_name(who, t)) })
   return cap
+end
+
+local function read_reference(meta)
+  local r = meta.reference
+  if r == nil then return nil end
+  local ref = { compiler = r.compiler and stringify(r.compiler) or nil, machines = {} }
+  if ref.compiler == nil then report("book.md: reference: names no compiler") end
+  for i, m in ipairs(r.machines or {}) do
+    local function field(k) return m[k] ~= nil and stringify(m[k]) or nil end
+    local mach = { name = field("name"), label = field("label"), cpu = field("cpu"),
+      cores = tonumber(field("cores")),
+      isa = field("isa"), l1d = tonumber((field("l1d") or ""):match("^%s*([%d.]+)")) }
+    if not mach.name then report(string.format("book.md: reference: machine %d has no name", i)) end
+    ref.machines[#ref.machines + 1] = mach
+  end
+  if #ref.machines == 0 then report("book.md: reference: names no machine") end
+  return ref
 end
 
 -- A results file measured with OpenBLAS held to a lesser path than the CPU
@@ -727,7 +971,12 @@ local function table_block(el)
   local base = inlines_of(a.caption)
   if a.file and a.file ~= "" then
     local t = load_csv(a.file)
-    local tbl = build_table(t, a, base, a.file, el.identifier)
+    provenance(t, a.file)
+    local cap = base
+    if reference ~= nil or (t.meta.cpu and t.meta.cpu ~= "") then
+      cap = machine_caption(base, a.machine or "Reference machine", t)
+    end
+    local tbl = build_table(t, a, cap, a.file, el.identifier)
     local note = openblas_note(t)
     if note then return pandoc.Div({ tbl, note }, pandoc.Attr("", { "results-pair" })) end
     return tbl
@@ -737,6 +986,7 @@ local function table_block(el)
     fail("results-table needs results=\"stage-NN\" or file=\"path.csv\"")
   end
   local ref = load_csv(ref_path(results), ref_path(results))
+  provenance(ref, ref_path(results))
   local blocks = { build_table(ref, a, machine_caption(base, a.machine or "Reference machine", ref),
     ref_path(results), el.identifier) }
   blocks[#blocks + 1] = openblas_note(ref)
@@ -779,6 +1029,7 @@ local function result_span(el)
     end
     t = load_csv(label, label)
   end
+  if label ~= mine_path(a.results or "") then provenance(t, label) end
   if a.meta and a.meta ~= "" then
     local v = t.meta[a.meta]
     if v == nil then fail(string.format("%s: no '# %s:' header line", label, a.meta)) end
@@ -801,9 +1052,38 @@ end
 -- ---------------------------------------------------------------------
 -- images
 
+-- caption="drawn": the plot script wrote the figure's caption beside it
+-- (build/plots/NAME.caption, Markdown), saying what it drew; the chapter
+-- types none. Without the file (the plot not drawn yet) check mode goes on.
+local function drawn_caption(el, src)
+  local file = src:gsub("%.[sp][vn]g$", ".caption")
+  local lines = read_lines(rooted(file))
+  if lines == nil then
+    if not cfg.check then
+      fail(string.format("image %s: no caption %s, which its plot script writes (run 'make plots')",
+        src, file))
+    end
+    return
+  end
+  local caption = inlines_of(table.concat(lines, "\n"))
+  if #caption == 0 then fail(string.format("image %s: %s is empty", src, file)) end
+  el.caption = caption
+  el.title = "fig:"  -- alone in its paragraph: a figure with this caption
+end
+
 local function image(el)
   local src = el.src
   if src:match("^%a[%w+.-]*://") or src:match("^data:") then return nil end
+  local drawn = false
+  if el.attributes["caption"] ~= nil then
+    if el.attributes["caption"] ~= "drawn" then
+      fail(string.format("image %s: caption=\"%s\"; the one value is \"drawn\"", src,
+        el.attributes["caption"]))
+    end
+    el.attributes["caption"] = nil
+    drawn_caption(el, src)
+    drawn = true
+  end
   -- build/plots/stage-NN[-study][-reference].svg is drawn from
   -- plots/data/stage-NN[-study].csv by `make plots`.
   local stage = src:match("^build/plots/(stage%-[%w_%-]+)%.[sp][vn]g$")
@@ -820,6 +1100,24 @@ local function image(el)
     end
     if not file_exists(rooted(ref)) then
       fail(string.format("image %s: no reference data %s to draw it from", src, ref))
+    end
+    -- Drawn from your results when you have them (as `make plots` does),
+    -- else from the reference: its caption names the machine (a drawn
+    -- caption names it itself: the plot script knows what it drew from).
+    local t = load_csv(ref, ref)
+    provenance(t, ref)
+    local mine = mine_path(stage)
+    local who, data = "Reference machine", t
+    if not cfg.check and not src:match("%-reference%.[sp][vn]g$") and file_exists(rooted(mine)) then
+      local ok, m = pcall(load_csv, mine, mine)
+      if ok then who, data = "Your machine", m end
+    end
+    if not drawn then
+      if el.caption and #el.caption > 0 then
+        el.caption:insert(pandoc.Str(" —"))
+        el.caption:insert(pandoc.Space())
+      end
+      el.caption:insert(pandoc.Emph({ pandoc.Str(machine_name(who, data)) }))
     end
   end
   if cfg.plots_format and src:match("%.svg$") then
@@ -852,6 +1150,17 @@ local function read_meta(meta)
   cfg.data = m("book-data") or cfg.data
   cfg.results = m("book-results") or cfg.results
   if meta["book-check"] ~= nil then cfg.check = truthy(meta["book-check"]) end
+  cfg.edition = m("book-edition") or cfg.edition
+  cfg.provenance = m("book-provenance") or cfg.provenance
+  if cfg.provenance ~= "error" and cfg.provenance ~= "warn" and cfg.provenance ~= "off" then
+    report(string.format("book-provenance must be 'error', 'warn' or 'off', not '%s'",
+      cfg.provenance))
+  end
+  reference = read_reference(meta)
+  if cfg.edition ~= "reader" and cfg.edition ~= "student" then
+    report(string.format("book-edition must be 'reader' or 'student', not '%s'", cfg.edition))
+    cfg.edition = "reader"
+  end
   cfg.plots_format = m("plots-format")
   if cfg.plots_format == nil then
     local out = PANDOC_STATE and PANDOC_STATE.output_file
@@ -895,7 +1204,17 @@ local finish = {
 }
 
 return {
-  { Meta = function(meta) read_meta(meta) return nil end },
+  { Meta = function(meta)
+      read_meta(meta)
+      -- The student edition says so on its title page.
+      if cfg.edition == "student" and meta.title ~= nil then
+        local sub = meta.subtitle and stringify(meta.subtitle) or ""
+        meta.subtitle = pandoc.MetaInlines({ pandoc.Str(sub ~= "" and (sub .. " (student edition)")
+          or "Student edition") })
+        return meta
+      end
+      return nil
+    end },
   main,
   finish,
 }

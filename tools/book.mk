@@ -4,14 +4,37 @@
 #                    build/results/stage-NN.csv exists, else from the reference;
 #                    build/plots/stage-NN-reference.{svg,png} always
 #   make book        build/book/book.{html,epub,pdf}
-#   make check-book  run the filter over book.md and its chapters (fast, no plots)
+#   make book EDITION=student
+#                    build/book-student/book.{html,epub,pdf}: every listing that
+#                    holds a task's solution shows the kits' stub instead, and
+#                    the HTML and EPUB are checked to hold no answer
+#   make check-book  run the filter over book.md and its chapters (fast, no
+#                    plots), check the student edition holds no answer, and
+#                    that the results the book quotes come from its compiler
+#                    and machines
 #
 # Chapter order is the `chapters:` list in book.md's YAML metadata.
 
 BUILD ?= build
 PANDOC ?= pandoc
 
+EDITION ?= reader
+ifeq ($(EDITION),student)
+BOOK_DIR        := $(BUILD)/book-student
+BOOK_EDITION    := -M book-edition=student
+# Proves the file just written holds no task's answer; removes it if it does.
+BOOK_NO_ANSWERS  = python3 tools/kit-check.py --book $@ || { rm -f $@; exit 1; }
+# The PDF's text is not read back: the HTML weasyprint is given is checked.
+BOOK_PDF_SOURCE  = $(BOOK_PANDOC) -t html5 -s -M plots-format=png -o $(BOOK_DIR)/book-pdf.html \
+                   book.md $$chapters && python3 tools/kit-check.py --book $(BOOK_DIR)/book-pdf.html
+else ifeq ($(EDITION),reader)
 BOOK_DIR        := $(BUILD)/book
+BOOK_EDITION    :=
+BOOK_NO_ANSWERS  = :
+BOOK_PDF_SOURCE  = :
+else
+$(error EDITION must be reader or student, not '$(EDITION)')
+endif
 BOOK_PLOT_DIR   := $(BUILD)/plots
 BOOK_RESULTS    := $(BUILD)/results
 BOOK_REF_CSVS   := $(sort $(wildcard plots/data/stage-[0-9][0-9].csv))
@@ -19,16 +42,17 @@ BOOK_REF_CSVS   := $(sort $(wildcard plots/data/stage-[0-9][0-9].csv))
 # columns of its own (stage 06's training steps) is drawn as a study below.
 BOOK_GEMM_CSVS  := $(foreach f,$(BOOK_REF_CSVS),$(if $(shell grep -q '^kernel,isa,' $(f) && echo y),$(f)))
 BOOK_PLOT_STAMP := $(BOOK_PLOT_DIR)/.stamp
-BOOK_TOOLS      := tools/book.lua tools/book.css tools/check-book.sh
+BOOK_TOOLS      := tools/book.lua tools/book.css tools/check-book.sh tools/make_assignment.py \
+                   tools/answers.py tools/kit-check.py
 BOOK_DEPS       := book.md $(wildcard chapters/*.md) $(BOOK_TOOLS) $(BOOK_REF_CSVS) \
                    $(wildcard $(BOOK_RESULTS)/*.csv) $(wildcard common/*/*.[ch] \
-                   stages/*/*.[ch] stages/*/Makefile stages/*/*.mk plots/*.gp) \
+                   stages/*/*.[ch] stages/*/Makefile stages/*/*.mk plots/*.gp tests/test_*.c) \
                    $(BOOK_PLOT_STAMP)
 
 # Common pandoc options; run from the repository root.
 BOOK_PANDOC := $(PANDOC) -f markdown --resource-path=. --lua-filter=tools/book.lua \
                --toc --toc-depth=2 --number-sections --highlight-style=tango \
-               --css=tools/book.css
+               --css=tools/book.css $(BOOK_EDITION)
 BOOK_CHAPTERS = tools/check-book.sh --chapters book.md
 
 .PHONY: plots book book-html book-epub book-pdf check-book _book_force
@@ -116,6 +140,7 @@ $(BOOK_DIR)/book.html: $(BOOK_DEPS)
 	echo "pandoc -> $@"; \
 	$(BOOK_PANDOC) -t html5 --self-contained -o $@ book.md $$chapters \
 	  || { rm -f $@; exit 1; }
+	@$(BOOK_NO_ANSWERS)
 
 $(BOOK_DIR)/book.epub: $(BOOK_DEPS)
 	@mkdir -p $(@D)
@@ -123,12 +148,14 @@ $(BOOK_DIR)/book.epub: $(BOOK_DEPS)
 	echo "pandoc -> $@"; \
 	$(BOOK_PANDOC) -t epub3 --epub-chapter-level=1 -o $@ book.md $$chapters \
 	  || { rm -f $@; exit 1; }
+	@$(BOOK_NO_ANSWERS)
 
 # weasyprint 57 cannot read gnuplot's SVG: the PDF uses the PNG plots.
 $(BOOK_DIR)/book.pdf: $(BOOK_DEPS)
 	@mkdir -p $(@D)
 	@chapters=$$($(BOOK_CHAPTERS)) || exit 1; \
 	echo "pandoc -> $@ (weasyprint)"; \
+	$(BOOK_PDF_SOURCE) || exit 1; \
 	$(BOOK_PANDOC) -t html5 --pdf-engine=weasyprint -M plots-format=png \
 	  -o $@ book.md $$chapters 2> $(BOOK_DIR)/pdf.log; \
 	status=$$?; \
@@ -139,3 +166,5 @@ $(BOOK_DIR)/book.pdf: $(BOOK_DEPS)
 # --- checks ------------------------------------------------------------------
 check-book:
 	@tools/check-book.sh --book book.md
+	@tools/check-book.sh --student book.md
+	@tools/check-book.sh --provenance book.md

@@ -12,6 +12,15 @@
 #                                          many of its lines the book shows; and
 #                                          check that every function on gemm()'s
 #                                          path (tools/gemm-path.txt) is shown or named
+#   tools/check-book.sh --student [BOOK.md]
+#                                          build the student edition of BOOK.md
+#                                          (no plots needed) and check that it
+#                                          holds no task's answer (tools/kit-check.py --book)
+#   tools/check-book.sh --provenance [BOOK.md]
+#                                          check that every results file BOOK.md and
+#                                          its chapters quote was measured with the
+#                                          compiler, and on one of the machines, that
+#                                          BOOK.md's `reference:` header names
 #   tools/check-book.sh --chapters [BOOK.md]
 #                                          print that chapter list, one a line
 #
@@ -22,7 +31,8 @@
 set -eu
 
 usage() {
-    echo "usage: tools/check-book.sh FILE... | --book [BOOK.md] | --chapters [BOOK.md]" >&2
+    echo "usage: tools/check-book.sh FILE... | --book [BOOK.md] | --student [BOOK.md] |" \
+         "--provenance [BOOK.md] | --chapters [BOOK.md]" >&2
     exit 2
 }
 
@@ -194,6 +204,40 @@ case $1 in
         check_files "$@" || exit 1
         coverage
         path_check "$@" || exit 1
+        ;;
+    --student)
+        [ $# -le 2 ] || usage
+        book=${2:-book.md}
+        chapters=$(list_chapters "$book") || exit 1
+        out=$(mktemp "${TMPDIR:-/tmp}/student.XXXXXX")
+        trap 'rm -f "$out"' EXIT
+        # shellcheck disable=SC2086
+        (cd "$BOOK_ROOT" && "$PANDOC" -f markdown -t html5 --lua-filter="$filter" \
+            -M book-check=true -M book-edition=student -M book-provenance=off \
+            -o "$out" "$book" $chapters) || {
+            echo "check-book: the student edition of $book did not build" >&2
+            exit 1
+        }
+        python3 "$here/kit-check.py" --book "$out" >/dev/null || {
+            echo "check-book: the student edition of $book holds answers (above)" >&2
+            exit 1
+        }
+        echo "check-book: the student edition of $book holds no task's answer"
+        ;;
+    --provenance)
+        [ $# -le 2 ] || usage
+        book=${2:-book.md}
+        chapters=$(list_chapters "$book") || exit 1
+        # one run over the book and its chapters, so the filter sees the header
+        # shellcheck disable=SC2086
+        if ! (cd "$BOOK_ROOT" && "$PANDOC" -f markdown -t native -o /dev/null \
+                --lua-filter="$filter" -M book-check=true -M book-provenance=error \
+                "$book" $chapters); then
+            echo "check-book: results the book quotes come from another compiler or machine" \
+                 "than $book's reference: header names (above)" >&2
+            exit 1
+        fi
+        echo "check-book: every results file $book quotes comes from its compiler and machines"
         ;;
     -h|--help) usage ;;
     -*) echo "error: check-book: unknown option $1" >&2; usage ;;

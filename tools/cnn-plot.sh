@@ -4,7 +4,8 @@
 # (each, when missing, from plots/data/, the reference results) and draws
 # each it finds:
 #   OUT.svg          seconds per epoch of the CNN per conv path, 1 and 2
-#                    threads, and PyTorch's when the comparison ran
+#                    threads, and PyTorch's when the comparison ran on the
+#                    same machine at the same batch; OUT.caption says which
 #   OUT-layers.svg   where a training step goes: every layer's forward and
 #                    backward, stacked, per conv path (the most threads)
 #   OUT-peak.svg     the convolutions' % of peak per path, forward and
@@ -27,15 +28,48 @@ plot_columns() {
 }
 
 # --- seconds per epoch per conv path ------------------------------------------
+# Beside OUT.svg, OUT.caption: the figure's caption in Markdown, saying what
+# was drawn (the book takes it from there: tools/book.lua, caption="drawn").
+meta() { sed -n "s/^# $2: //p" "$1" | head -n 1; }
+# "1 and 2", "1, 2 and 4": the distinct values on stdin, in their order.
+and_list() { awk '!seen[$0]++' | awk '{ v[NR] = $0 } END {
+        for (i = 1; i <= NR; i++) printf "%s%s", v[i], i == NR ? "" : i == NR - 1 ? " and " : ", " }'; }
+# "1 thread", "1 and 2 threads": the thread counts of the rows on stdin.
+threads_of() { t=$(and_list); [ "$t" = 1 ] && echo "1 thread" || echo "$t threads"; }
+# 60000 as 60,000.
+thousands() { echo "$1" | sed -e ':a' -e 's/\([0-9]\)\([0-9]\{3\}\)\($\|,\)/\1,\2\3/' -e 'ta'; }
+# A dataset's name as the book says it.
+set_name() {
+    case $1 in
+        fashion) echo "Fashion-MNIST" ;; mnist) echo "the MNIST digits" ;;
+        sample) echo "the committed sample" ;; *) echo "$1" ;;
+    esac
+}
 in=$(find_csv "$base")
-cmp=$(find_csv "$base-compare")
 if [ -n "$in" ]; then
     case $(header "$in") in
         model,framework,backend,threads,batch,seconds_per_epoch,*) ;;
         *) echo "error: cnn-plot.sh: $in is not a stage-08 speed file" >&2; exit 1 ;;
     esac
-    cpu=$(sed -n 's/^# cpu: //p' "$in" | head -n 1)
-    batch=$(rows "$in" | awk -F, '$1 == "cnn" { print $5; exit }')
+    cpu=$(meta "$in" cpu)
+    epoch=$(thousands "$(meta "$in" epoch_images)")
+    batch=$(rows "$in" | awk -F, '$1 == "cnn" { print $5 }' | and_list)
+    threads=$(rows "$in" | awk -F, '$1 == "cnn" { print $4 }' | threads_of)
+    # PyTorch's bar comes only from a comparison run on the same machine as
+    # these bars (the compare file beside this one, same CPU) at their batch.
+    cmp=$(dirname "$in")/$base-compare.csv
+    if [ ! -r "$cmp" ]; then
+        torch="No PyTorch bar: \`make stage-08 compare\` has not run here."
+        cmp=""
+    elif [ "$(meta "$cmp" cpu)" != "$cpu" ]; then
+        torch="No PyTorch bar: \`make stage-08 compare\` ran on another CPU ($(meta "$cmp" cpu))."
+        cmp=""
+    elif ! rows "$cmp" | awk -F, -v b="$batch" '$1 == "cnn" && $2 == "pytorch" && $5 == b { ok = 1 } END { exit !ok }'; then
+        torch="No PyTorch bar: \`make stage-08 compare\` ran at batch $(rows "$cmp" | awk -F, '$2 == "pytorch" { print $5 }' | and_list), these bars at batch $batch."
+        cmp=""
+    else
+        torch="PyTorch's bar: the same network and recipe in \`make stage-08 compare\` on $(rows "$cmp" | awk -F, -v b="$batch" '$2 == "pytorch" && $5 == b { print $4 }' | threads_of), $(meta "$cmp" date | cut -c1-10)."
+    fi
     # One row per conv path (PyTorch's last, from the comparison), one column
     # per thread count; '-' where one is missing.
     { rows "$in" | awk -F, '$1 == "cnn" { print "ours " $3 "," $4 "," $6 }'
@@ -50,8 +84,10 @@ if [ -n "$in" ]; then
               for (i = 1; i <= nk; i++) { printf "%s", k[i]
                   for (j = 1; j <= nt; j++) { x = v[k[i], t[j]]; printf "\t%s", x == "" ? "-" : x }
                   printf "\n" } }' > "$tmp/speed"
+    peer=$([ -z "$cmp" ] || rows "$cmp" | awk -F, '$1 == "cnn" && $2 == "pytorch" && $3 != "torch" {
+            print "\\nPyTorch in its fastest arrangement: " $3 }')
     if [ "$(wc -l < "$tmp/speed")" -gt 1 ]; then
-        { echo "set title \"The CNN, batch $batch, Adam: one epoch of 60,000 images  ·  $cpu\""
+        { printf '%s\n' "set title \"The CNN, batch $batch, Adam: seconds per epoch of $epoch images  ·  $cpu$peer\""
           echo "set ylabel 'seconds per epoch'; set yrange [0:*]"
           echo "set style data histograms; set style histogram clustered gap 1"
           echo "set style fill solid 0.8 border -1; set boxwidth 0.9"
@@ -60,6 +96,11 @@ if [ -n "$in" ]; then
           echo "set grid ytics lc rgb '#dddddd'; set key top left"
           plot_columns "$tmp/speed"; } > "$tmp/plot.gp"
         draw "$out" 900,520
+        if [ "$in" = "$root/plots/data/$base.csv" ]; then where="the reference machine"
+        else where="your machine"; fi
+        steps=$(meta "$in" steps)
+        timed="timed${steps:+ over $steps training steps} on $(set_name "$(meta "$in" dataset)")"
+        printf '%s\n' "Seconds per training epoch of the CNN ($epoch images, batch $batch, Adam) per conv path, on $threads: each $timed and scaled to the epoch, by \`make stage-08 bench\` on $where ($cpu, $(meta "$in" date | cut -c1-10)). $torch" > "$out.caption"
     fi
 fi
 
@@ -129,6 +170,7 @@ if [ -n "$lay" ]; then
 fi
 
 draw_curves
+draw_compare
 
 if [ "$drawn" -eq 0 ]; then
     echo "error: cnn-plot.sh: no stage-08 results to draw from ($dir/$base.csv and its -layers," \

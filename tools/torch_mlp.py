@@ -1,16 +1,18 @@
 #!/usr/bin/python3
 """The peer of stages/07_mlp/run_mlp: the same MLP (Linear and ReLU layers,
-He-initialised weights, zero biases), batch, optimizer and data in PyTorch,
-on the same number of threads. The data, the loop and the CSV rows are
-tools/torch_peer.py's, shared with stage 08's peer.
+He-initialised weights, zero biases), batch, optimizer and data in PyTorch.
+The data, the loop, the arrangement (threads, malloc) and the CSV rows are
+tools/torch_peer.py's, shared with stage 08's peer; `make stage-07 compare`
+(tools/compare.py) runs it in every arrangement and races the fastest
+against ours.
 
-  /usr/bin/python3 tools/torch_mlp.py --data fashion --epochs 10 --threads 2 \\
-      --csv build/results/stage-07-compare-train.csv \\
-      --speed-csv build/results/stage-07-compare.csv
+  OPENBLAS_NUM_THREADS=2 /usr/bin/python3 tools/torch_mlp.py --data fashion \\
+      --epochs 10 --threads 1 --csv build/results/stage-07-compare-train.csv
 """
 import sys
 
-import torch_peer
+sys.dont_write_bytecode = True  # no __pycache__ left in tools/
+import torch_peer  # noqa: E402
 
 
 def add_args(p):
@@ -38,9 +40,11 @@ def build(torch, a, x_train, x_test, dname):
         if i < len(sizes) - 2:
             layers.append(torch.nn.ReLU())
     # A step's matmul FLOPs per image: forward and dW of every layer, dX of
-    # every layer but the first (nn_train_flops in common/nn/mlp.c).
-    flops = sum((2.0 if i == 0 else 3.0) * 2.0 * sizes[i] * sizes[i + 1]
-                for i in range(len(sizes) - 1))
+    # every layer but the first (nn_train_flops in common/nn/mlp.c); and the
+    # forward's alone.
+    forward = sum(2.0 * sizes[i] * sizes[i + 1] for i in range(len(sizes) - 1))
+    flops = (sum((2.0 if i == 0 else 3.0) * 2.0 * sizes[i] * sizes[i + 1]
+                 for i in range(len(sizes) - 1)), forward)
     name = "-".join(str(s) for s in sizes)
     return torch.nn.Sequential(*layers), name, flops, x_train, x_test
 

@@ -2,15 +2,28 @@
 """What the PyTorch peers of the training drivers share (tools/torch_mlp.py
 for stage 07's run_mlp, tools/torch_cnn.py for stage 08's run_cnn): the data
 (the same IDX files, scaled to [0, 1] a batch at a time), the recipe (batch,
-optimizer, learning rate, seed, threads), the training loop, and the rows
-they add to our CSVs (framework `pytorch`; with --speed-csv the speed of both
-side by side, vs_pytorch: how many times faster than PyTorch). A peer gives
-only its model.
+optimizer, learning rate, seed), the training loop and the rows it adds to
+our training CSVs (framework `pytorch`), and the arrangement PyTorch runs
+in. A peer gives only its model.
+
+The arrangement is what a PyTorch user tunes without touching the model:
+torch's threads (--threads) beside OpenBLAS's (OPENBLAS_NUM_THREADS, read
+when the library loads), the malloc underneath (glibc's, or tcmalloc or
+jemalloc preloaded with LD_PRELOAD), the memory format of a CNN
+(--channels-last) and Adam's multi-tensor path (--foreach). Its name, such
+as `2x1/tcmalloc/channels_last/foreach` (torch's threads x OpenBLAS's,
+malloc, memory format, Adam's loop or foreach), is the backend column of
+every PyTorch row. tools/compare.py tries every arrangement with --probe,
+each malloc, thread split and memory format in a process of its own (a
+malloc's speed depends on what the process allocated before), then races
+the fastest against ours.
 
 Debian's python3-torch imports only from /usr/bin/python3; when it is missing
 a peer says so and exits 0 (PyTorch is a peer, never a dependency).
 """
 import argparse
+import gc
+import glob
 import gzip
 import math
 import os
@@ -29,8 +42,27 @@ FILES = {
 }
 TRAIN_HEADER = ("model,dataset,framework,backend,threads,batch,optimizer,epoch,seconds,"
                 "images_per_s,train_loss,test_loss,test_acc,peak_rss_mb")
-SPEED_HEADER = ("model,framework,backend,threads,batch,seconds_per_epoch,images_per_s,gflops,"
-                "pct_peak,vs_pytorch")
+# What --probe and --infer append to their file for tools/compare.py: one
+# row per measurement, after '#' lines naming the torch, the malloc and the
+# model's FLOPs per image.
+MEASURE_HEADER = "what,backend,batch,steps,seconds_per_epoch"
+
+# A probe: WARMUP steps (the first allocates what every later one reuses),
+# then BLOCKS blocks of timed steps, each at least BLOCK_STEPS steps and
+# --probe-block seconds; the probe's time is the median of the blocks'
+# means, so one block slowed by something else on the machine does not
+# decide it, and a cost every few steps (a trim of the heap) is inside
+# each mean. That is about two seconds: 15 to 30 steps of the CNN, several
+# hundred of the MLP. It is enough because the choices a probe makes are
+# between arrangements a malloc, a thread split or a memory format apart,
+# which change a step by a third to several times, more than a probe moves
+# from one minute to the next on a shared 2-core machine (about a tenth,
+# a quarter for the forward alone); arrangements closer than that are
+# probed again (tools/compare.py), and the rounds time the one chosen. An
+# arrangement whose first block is more than CUTOFF times the best probe
+# so far cannot be the fastest: it stops there.
+WARMUP, BLOCKS, BLOCK_STEPS, CUTOFF = 3, 3, 5, 2.0
+FORMATS = ("nchw", "channels_last")
 
 
 def fail(message):
@@ -39,14 +71,16 @@ def fail(message):
 
 
 def data_dir(name):
-    """Where our drivers look for a dataset of this name (common/data/dataset.c)."""
-    if "/" in name:
-        return name.rstrip("/"), os.path.basename(name.rstrip("/")) or name
+    """Where our drivers look for a dataset of this name (common/data/dataset.c):
+    mnist, fashion and sample are the named sets, anything else a directory,
+    however it is written, named after itself."""
     if name == "sample":
         return os.path.join(ROOT, "datasets", "sample"), "sample"
     if name in ("mnist", "fashion"):
         base = os.environ.get("DATA_DIR") or os.path.join(ROOT, "build", "datasets")
         return os.path.join(base, name), name
+    if os.path.isdir(name):
+        return name.rstrip("/") or name, os.path.basename(os.path.realpath(name))[:63] or name
     fail(f"--data wants mnist, fashion, sample or a directory, not '{name}'")
 
 
@@ -74,12 +108,37 @@ def peak_rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # kB on Linux
 
 
+def malloc_in_use():
+    """(name, library path) of the malloc this process runs on: a preloaded
+    tcmalloc or jemalloc shows in its mappings, else it is glibc's."""
+    try:
+        with open("/proc/self/maps") as f:
+            paths = {line.split()[-1] for line in f if "/" in line}
+    except OSError:
+        paths = set(os.environ.get("LD_PRELOAD", "").split(":"))
+    for name in ("tcmalloc", "jemalloc"):
+        for p in sorted(paths):
+            if os.path.basename(p).startswith("lib" + name):
+                return name, os.path.realpath(p)
+    libc = [p for p in sorted(paths) if os.path.basename(p).startswith("libc.so")]
+    return "glibc", os.path.realpath(libc[0]) if libc else "libc"
+
+
+def arrangement(threads, blas, fmt, foreach):
+    """The arrangement's name; fmt is None for a model without a memory
+    format, foreach None where no optimizer runs (the forward alone)."""
+    parts = [f"{threads}x{blas}", malloc_in_use()[0]] + ([fmt] if fmt else [])
+    return "/".join(parts + ([] if foreach is None else ["foreach" if foreach else "loop"]))
+
+
 def main(doc, batch, epochs, add_args, build):
-    """Parses the flags, then trains build's model. add_args(p) adds the
-    model's flags; build(torch, a, x_train, x_test, dname) returns
-    (model, name, flops, x_train, x_test): the network He-initialised, its
-    name in the CSVs, a training step's FLOPs per image, and the images in
-    the shape the model reads. Returns the exit status."""
+    """Parses the flags, then trains build's model, or probes, measures
+    inference or profiles it. add_args(p) adds the model's flags;
+    build(torch, a, x_train, x_test, dname) returns (model, name, flops,
+    x_train, x_test): the network He-initialised from torch's seed, its name
+    in the CSVs, the FLOPs per image of a training step and of a forward
+    (a pair), and the images in the shape the model reads. Returns the exit
+    status."""
     p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     p.add_argument("--data", default="fashion")
     p.add_argument("--batch", type=int, default=batch)
@@ -89,58 +148,119 @@ def main(doc, batch, epochs, add_args, build):
     p.add_argument("--lr-decay", choices=("none", "cosine"), default="none")
     p.add_argument("--wd", type=float, default=0.0)
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                   help="torch's threads (OpenBLAS's: OPENBLAS_NUM_THREADS, default 1)")
+    p.add_argument("--cores", type=int,
+                   help="the cores the run was given, the CSV's threads (default: the larger "
+                        "of torch's and OpenBLAS's threads)")
+    p.add_argument("--foreach", action="store_true",
+                   help="the optimizer's multi-tensor (foreach) path")
     p.add_argument("--csv", help="training CSV to append per-epoch rows to")
-    p.add_argument("--speed-csv", help="speed CSV to write: ours (from --csv) and PyTorch")
+    p.add_argument("--probe", metavar="FILE",
+                   help="instead of training: time a few steps with the optimizer's loop, "
+                        "then with foreach, one row each into FILE")
+    p.add_argument("--probe-block", type=float, default=0.5,
+                   help="seconds of steps in each of a probe's timed blocks (default 0.5)")
+    p.add_argument("--probe-best", type=float, default=0.0,
+                   help="the best seconds per epoch probed so far, for the cutoff")
+    p.add_argument("--probe-inference", action="store_true",
+                   help="probe the forward alone (no_grad) too")
+    p.add_argument("--probe-only", default="",
+                   help="probe only these arrangements (names, comma-separated)")
+    p.add_argument("--formats", action="store_true",
+                   help="print the memory formats the model runs in, and exit")
+    p.add_argument("--infer", metavar="FILE",
+                   help="instead of training: the forward alone (no_grad) on one batch, "
+                        "timed over --infer-steps after 3 of warm-up, one row into FILE")
+    p.add_argument("--infer-steps", type=int, default=20)
     p.add_argument("--profile", metavar="FILE",
                    help="instead of training: where a step's time goes, op by op, into FILE")
     p.add_argument("--profile-steps", type=int, default=10)
     add_args(p)
     a = p.parse_args()
-    if a.batch < 1 or a.epochs < 1 or a.threads < 1 or a.profile_steps < 1:
-        print("error: --batch, --epochs, --threads and --profile-steps want counts of 1 or more",
-              file=sys.stderr)
+    if min(a.batch, a.epochs, a.threads, a.profile_steps, a.infer_steps, a.cores or 1) < 1:
+        print("error: --batch, --epochs, --threads, --cores, --infer-steps and --profile-steps "
+              "want counts of 1 or more", file=sys.stderr)
+        sys.exit(2)
+    has_format = getattr(a, "channels_last", None) is not None
+    if a.formats:
+        print(" ".join(FORMATS) if has_format else "-")
+        return 0
+    if a.probe_block <= 0:
+        print("error: --probe-block wants seconds above 0", file=sys.stderr)
         sys.exit(2)
     lr = a.lr if a.lr is not None else (1e-3 if a.optim == "adam" else 0.05)
 
     # Debian's torch calls the system OpenBLAS for its matrix products, and
-    # OpenBLAS starts threads of its own beside torch's OpenMP threads: with
-    # both at two on two cores they fight, and an epoch of 784-256-10 took
-    # several times longer than with OpenBLAS on one thread and torch's
-    # threads around it. So torch's threads are the only ones, unless the
-    # environment says otherwise.
+    # OpenBLAS starts threads of its own beside torch's OpenMP threads; with
+    # both at two on two cores they fight. Alone, a peer leaves OpenBLAS one
+    # thread; tools/compare.py sets the variable for every arrangement.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    blas = os.environ["OPENBLAS_NUM_THREADS"]
+    cores = a.cores or max(a.threads, int(blas) if blas.isdigit() else 1)
     try:
         import numpy as np
         import torch
     except ImportError as e:
         print(f"skipped: python3-torch is missing (apt-get install python3-torch): {e}")
         return 0
+    default_threads = torch.get_num_threads()
 
-    torch.set_num_threads(a.threads)
-    torch.manual_seed(a.seed)
     directory, dname = data_dir(a.data)
     x_train = torch.from_numpy(read_idx(np, directory, FILES["train_images"]).copy())
     y_train = torch.from_numpy(read_idx(np, directory, FILES["train_labels"]).astype(np.int64))
     x_test = torch.from_numpy(read_idx(np, directory, FILES["test_images"]).copy())
     y_test = torch.from_numpy(read_idx(np, directory, FILES["test_labels"]).astype(np.int64))
     ntrain, ntest = x_train.shape[0], x_test.shape[0]
-    model, name, flops, x_train, x_test = build(torch, a, x_train, x_test, dname)
-    if a.optim == "adam":
-        opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=a.wd)
-    else:
-        opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9, weight_decay=a.wd)
+
+    def setup(threads, fmt, foreach):
+        """torch's threads, and a fresh model from the seed in the memory
+        format fmt, with its optimizer, images and a batch maker."""
+        torch.set_num_threads(threads)
+        torch.manual_seed(a.seed)
+        model, name, flops, xtr, xte = build(torch, a, x_train, x_test, dname)
+        mf = torch.channels_last if fmt == "channels_last" else torch.contiguous_format
+        model = model.to(memory_format=mf)
+        if a.optim == "adam":
+            opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=a.wd, foreach=foreach)
+        else:
+            opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9, weight_decay=a.wd,
+                                  foreach=foreach)
+
+        def images(x):
+            # uint8 to float a batch at a time, as our drivers do.
+            x = x.float().div_(255.0)
+            return x.contiguous(memory_format=mf) if fmt else x
+        return model, name, flops, xtr, xte, opt, images
+
+    fmt = ("channels_last" if a.channels_last else "nchw") if has_format else None
     loss_fn = torch.nn.CrossEntropyLoss()
-    gen = torch.Generator().manual_seed(a.seed)
+    if a.probe:
+        return probe(torch, a, blas, fmt, setup, loss_fn, y_train, default_threads)
+    model, name, flops, x_train, x_test, opt, images = setup(a.threads, fmt, a.foreach)
+    backend = arrangement(a.threads, blas, fmt, a.foreach)
+    if a.infer:
+        run = forward_steps(torch, model, images(x_train[:a.batch]))
+        run(WARMUP)
+        t0 = time.perf_counter()
+        run(a.infer_steps)
+        secs = (time.perf_counter() - t0) / a.infer_steps * EPOCH_IMAGES / a.batch
+        backend = arrangement(a.threads, blas, fmt, None)
+        write_measures(a.infer, torch, name, flops, default_threads,
+                       [("inference", backend, a.batch, a.infer_steps, secs)])
+        print(f"{name} inference, {backend}: {secs:.3f} s per {EPOCH_IMAGES} images")
+        return 0
     if a.profile:
-        return profile_steps(torch, a, name, dname, model, opt, loss_fn, x_train, y_train, gen)
+        return profile_steps(torch, a, name, dname, backend,
+                             train_steps(torch, a, model, opt, loss_fn, images, x_train, y_train))
+    gen = torch.Generator().manual_seed(a.seed)
 
     def evaluate():
         model.eval()
         total, right = 0.0, 0
         with torch.no_grad():
             for at in range(0, ntest, a.batch):
-                x = x_test[at:at + a.batch].float().div_(255.0)
+                x = images(x_test[at:at + a.batch])
                 y = y_test[at:at + a.batch]
                 out = model(x)
                 total += loss_fn(out, y).item() * len(y)
@@ -149,8 +269,9 @@ def main(doc, batch, epochs, add_args, build):
         return total / ntest, right / ntest
 
     print(f"{name} on {dname} ({ntrain} train, {ntest} test images), batch {a.batch}, "
-          f"{a.optim} lr {lr:g}{' (cosine decay)' if a.lr_decay == 'cosine' else ''}, PyTorch {torch.__version__}, {a.threads} thread(s)", flush=True)
-    rows, seconds = [], []
+          f"{a.optim} lr {lr:g}{' (cosine decay)' if a.lr_decay == 'cosine' else ''}, "
+          f"PyTorch {torch.__version__}, {backend}", flush=True)
+    rows = []
     for epoch in range(1, a.epochs + 1):
         # The drivers' schedule (train_lr in common/nn/train_run.c).
         if a.lr_decay == "cosine":
@@ -161,8 +282,7 @@ def main(doc, batch, epochs, add_args, build):
         total = 0.0
         for at in range(0, ntrain, a.batch):
             idx = order[at:at + a.batch]
-            # uint8 to float a batch at a time, as our drivers do.
-            x = x_train[idx].float().div_(255.0)
+            x = images(x_train[idx])
             y = y_train[idx]
             opt.zero_grad(set_to_none=True)
             loss = loss_fn(model(x), y)
@@ -170,13 +290,12 @@ def main(doc, batch, epochs, add_args, build):
             opt.step()
             total += loss.item() * len(idx)
         secs = time.perf_counter() - start
-        seconds.append(secs)
         test_loss, test_acc = evaluate()
         print(f"epoch {epoch:3d}  loss {total / ntrain:.4f}  test loss {test_loss:.4f}  "
               f"test accuracy {100 * test_acc:6.2f} %  {secs:7.3f} s  {ntrain / secs:8.0f} images/s",
               flush=True)
         recipe = a.optim + ("-cosine" if a.lr_decay == "cosine" else "")
-        rows.append(f"{name},{dname},pytorch,torch,{a.threads},{a.batch},{recipe},{epoch},"
+        rows.append(f"{name},{dname},pytorch,{backend},{cores},{a.batch},{recipe},{epoch},"
                     f"{secs:.6f},{ntrain / secs:.1f},{total / ntrain:.6f},{test_loss:.6f},"
                     f"{test_acc:.6f},{peak_rss_mb():.1f}")
     print(f"peak memory {peak_rss_mb():.1f} MB")
@@ -188,94 +307,158 @@ def main(doc, batch, epochs, add_args, build):
                 f.write(f"# dataset: {dname}\n# train_images: {ntrain}\n# test_images: {ntest}\n")
                 f.write(TRAIN_HEADER + "\n")
             f.write("\n".join(rows) + "\n")
-    if a.speed_csv:
-        write_speed(a, name, dname, ntrain, flops, seconds, torch.__version__)
     return 0
 
 
-def profile_steps(torch, a, name, dname, model, opt, loss_fn, x_train, y_train, gen):
-    """--profile: three steps of warm-up, then --profile-steps training steps
-    under torch.profiler. Each op's own (self) CPU time, the time inside it
-    and not inside the ops it calls, per epoch of EPOCH_IMAGES images: the
-    ten largest and the rest as one row, with the whole step's wall time."""
+def machine_lines():
+    """The machine as our drivers' CSVs name it (machine_write in
+    common/base/machine.c): CPU model, cores, L1 data cache. The profile
+    runs no driver of ours, and the book needs them to tell which of its
+    machines measured it."""
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith(("model name", "Model")) and line.split(":", 1)[-1].strip():
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    lines = [f"# cpu: {cpu}\n", f"# cores: {os.cpu_count()}\n"]
+    for index in sorted(glob.glob("/sys/devices/system/cpu/cpu0/cache/index*")):
+        try:
+            level, kind, size = (open(os.path.join(index, n)).read().strip()
+                                 for n in ("level", "type", "size"))
+        except OSError:
+            continue
+        if level == "1" and kind == "Data" and size.endswith("K"):
+            lines.append(f"# l1d_kib: {int(size[:-1])}\n")
+            break
+    lines.append(time.strftime("# date: %Y-%m-%dT%H:%M:%SZ\n", time.gmtime()))
+    return lines
+
+
+def timed_blocks(run, block_seconds, cutoff):
+    """A probe of run(n), which runs n steps: WARMUP steps, then BLOCKS
+    blocks of at least BLOCK_STEPS steps and block_seconds each. Returns
+    (seconds per step, steps timed, stopped): stopped when the first block's
+    steps took more than cutoff seconds each."""
+    t0 = time.perf_counter()
+    run(WARMUP)
+    warm = (time.perf_counter() - t0) / WARMUP
+    n = max(BLOCK_STEPS, math.ceil(block_seconds / max(warm, 1e-6)))
+    means = []
+    for _ in range(BLOCKS):
+        t0 = time.perf_counter()
+        run(n)
+        means.append((time.perf_counter() - t0) / n)
+        if cutoff and means[0] > cutoff:
+            return means[0], n, True
+    return statistics.median(means), n * BLOCKS, False
+
+
+def train_steps(torch, a, model, opt, loss_fn, images, x_train, y_train):
+    """run(n), which takes n training steps, on the batches of a shuffle
+    from the seed: every probe and the profile train on the same ones."""
+    order = torch.randperm(x_train.shape[0], generator=torch.Generator().manual_seed(a.seed))
+    span = max(1, x_train.shape[0] - a.batch + 1)
+    taken = [0]
+
+    def run(n):
+        for _ in range(n):
+            at = (taken[0] * a.batch) % span
+            taken[0] += 1
+            idx = order[at:at + a.batch]
+            opt.zero_grad(set_to_none=True)
+            loss = loss_fn(model(images(x_train[idx])), y_train[idx])
+            loss.backward()
+            opt.step()
+            loss.item()
+    return run
+
+
+def forward_steps(torch, model, x):
+    """run(n), which runs the forward alone n times on the batch x, as
+    bench_cnn times ours: no tape (no_grad), the same batch each time."""
+    model.eval()
+
+    def run(n):
+        with torch.no_grad():
+            for _ in range(n):
+                model(x)
+    return run
+
+
+def probe(torch, a, blas, fmt, setup, loss_fn, y_train, default_threads):
+    """--probe: the arrangements this process takes (its malloc, OpenBLAS's
+    threads, --threads and the memory format), each timed by timed_blocks
+    from the same weights on the same batches: with --probe-inference the
+    forward alone first, on a heap as fresh as --infer's, then training
+    with the optimizer's loop, then with foreach. Appends a row each to the
+    --probe file."""
+    per_epoch = EPOCH_IMAGES / a.batch
+    rows, name, flops = [], "", (0.0, 0.0)
+    for what, foreach in (("inference", False), ("train", False), ("train", True)):
+        backend = arrangement(a.threads, blas, fmt, foreach if what == "train" else None)
+        if (what == "inference" and not a.probe_inference) or \
+                (a.probe_only and backend not in a.probe_only.split(",")):
+            continue
+        model, name, flops, x_train, _, opt, images = setup(a.threads, fmt, foreach)
+        if what == "train":
+            run = train_steps(torch, a, model, opt, loss_fn, images, x_train, y_train)
+        else:
+            run = forward_steps(torch, model, images(x_train[:a.batch]))
+        cutoff = CUTOFF * a.probe_best / per_epoch if what == "train" else 0.0
+        step_s, steps, stopped = timed_blocks(run, a.probe_block, cutoff)
+        secs = step_s * per_epoch
+        rows.append((what, backend, a.batch, steps, secs))
+        print(f"  probe {what:9s} {backend:34s} {secs:8.3f} s per epoch ({steps} steps"
+              f"{'; stopped, over twice the best' if stopped else ''})", flush=True)
+        model = opt = run = None
+        gc.collect()
+    write_measures(a.probe, torch, name, flops, default_threads, rows)
+    return 0
+
+
+def write_measures(path, torch, name, flops, default_threads, rows):
+    lib = malloc_in_use()
+    with open(path, "a") as f:
+        f.write(f"# torch: {torch.__version__}\n# torch_default_threads: {default_threads}\n"
+                f"# model: {name}\n# flops.train: {flops[0]:.0f}\n# flops.forward: {flops[1]:.0f}\n"
+                f"# malloc.{lib[0]}: {lib[1]}\n{MEASURE_HEADER}\n")
+        for what, backend, batch, steps, secs in rows:
+            f.write(f"{what},{backend},{batch},{steps},{secs:.6f}\n")
+
+
+def profile_steps(torch, a, name, dname, backend, run):
+    """--profile: WARMUP steps, then --profile-steps training steps under
+    torch.profiler. Each op's own (self) CPU time, the time inside it and
+    not inside the ops it calls, per epoch of EPOCH_IMAGES images: the ten
+    largest and the rest as one row, with the whole step's wall time."""
     from torch.profiler import ProfilerActivity, profile
 
-    order = torch.randperm(x_train.shape[0], generator=gen)
-
-    def step(i):
-        at = (i * a.batch) % max(1, x_train.shape[0] - a.batch + 1)
-        idx = order[at:at + a.batch]
-        x = x_train[idx].float().div_(255.0)
-        opt.zero_grad(set_to_none=True)
-        loss_fn(model(x), y_train[idx]).backward()
-        opt.step()
-
-    for i in range(3):
-        step(i)
+    run(WARMUP)
     start = time.perf_counter()
     with profile(activities=[ProfilerActivity.CPU]) as prof:
-        for i in range(a.profile_steps):
-            step(3 + i)
+        run(a.profile_steps)
     wall = (time.perf_counter() - start) / a.profile_steps
     steps_per_epoch = EPOCH_IMAGES / a.batch
     ops = sorted(((e.key, e.self_cpu_time_total / 1e6 / a.profile_steps)
                   for e in prof.key_averages()), key=lambda r: -r[1])
     total = sum(s for _, s in ops)
     top = ops[:10] + [("(every other op)", sum(s for _, s in ops[10:]))]
+    lib = malloc_in_use()
     with open(a.profile, "w") as f:
+        f.writelines(machine_lines())
         f.write(f"# torch: {torch.__version__}\n# model: {name}\n# dataset: {dname}\n"
-                f"# threads: {a.threads}\n# batch: {a.batch}\n# steps: {a.profile_steps}\n"
+                f"# threads: {a.threads}\n# arrangement: {backend}\n# malloc.{lib[0]}: {lib[1]}\n"
+                f"# batch: {a.batch}\n# steps: {a.profile_steps}\n"
                 f"# step_seconds_profiled: {wall:.6f}\n")
         f.write("framework,op,seconds_per_step,seconds_per_epoch,share\n")
+        # share: a fraction of 1, as in every results file (the book shows percent)
         for op, secs in top:
             f.write(f"pytorch,{op.replace(',', ';')},{secs:.6f},{secs * steps_per_epoch:.4f},"
-                    f"{100 * secs / total if total else 0:.1f}\n")
-    print(f"{name}: {a.profile_steps} steps profiled, {wall * steps_per_epoch:.2f} s per epoch "
-          f"under the profiler; ops: {a.profile}")
+                    f"{secs / total if total else 0:.4f}\n")
+    print(f"{name} ({backend}): {a.profile_steps} steps profiled, {wall * steps_per_epoch:.2f} s "
+          f"per epoch under the profiler; ops: {a.profile}")
     return 0
-
-
-def epoch_seconds(values, ntrain):
-    """The median epoch after the first (which warms up), per EPOCH_IMAGES images."""
-    use = values[1:] if len(values) > 1 else values
-    return statistics.median(use) * EPOCH_IMAGES / ntrain
-
-
-def write_speed(a, name, dname, ntrain, flops, torch_seconds, version):
-    """Ours (our driver's rows in --csv of the same model, data, batch,
-    threads) and PyTorch's, with the machine lines our driver wrote."""
-    machine, ours = [], []
-    if a.csv and os.path.exists(a.csv):
-        with open(a.csv) as f:
-            for line in f:
-                if line.startswith("#"):
-                    if not line.startswith("# torch:"):
-                        machine.append(line)
-                    continue
-                c = line.rstrip("\n").split(",")
-                if (len(c) == 14 and c[0] == name and c[1] == dname and c[2] == "ours"
-                        and c[4] == str(a.threads) and c[5] == str(a.batch)):
-                    ours.append((c[3], float(c[8])))
-    peak = ""
-    for line in machine:
-        if line.startswith(f"# peak.machine.{a.threads}:"):
-            peak = line.split(":", 1)[1].strip()
-    t_torch = epoch_seconds(torch_seconds, ntrain)
-
-    def row(framework, backend, secs):
-        images = EPOCH_IMAGES / secs
-        gflops = flops * images / 1e9
-        pct = f"{100 * gflops / float(peak):.2f}" if peak else ""
-        return (f"{name},{framework},{backend},{a.threads},{a.batch},{secs:.6f},{images:.1f},"
-                f"{gflops:.3f},{pct},{t_torch / secs:.3f}\n")
-
-    with open(a.speed_csv, "w") as f:
-        f.writelines(machine)
-        f.write(f"# torch: {version}\n# epoch_images: {EPOCH_IMAGES}\n")
-        f.write(SPEED_HEADER + "\n")
-        backends = sorted({b for b, _ in ours})
-        for backend in backends:
-            f.write(row("ours", backend,
-                        epoch_seconds([s for b, s in ours if b == backend], ntrain)))
-        f.write(row("pytorch", "torch", t_torch))
-    print(f"speed: {a.speed_csv}")

@@ -74,3 +74,45 @@ draw_curves() {
     fi
 
 }
+
+# The comparison with PyTorch at its best (tools/compare.py), when its
+# speed CSV holds the probes: left, every arrangement's first probe, fastest
+# first, coloured by malloc, against the medians of the rounds (ours and
+# PyTorch's fastest); right, each round's seconds per epoch, both sides.
+draw_compare() {
+    cmp=$(find_csv "$base-compare")
+    [ -n "$cmp" ] || return 0
+    name=$(rows "$cmp" | awk -F, '$1 ~ /\/probe$/ { sub(/\/probe$/, "", $1); print $1; exit }')
+    [ -n "$name" ] || return 0
+    rows "$cmp" | awk -F, -v m="$name/probe" '$1 == m {
+            split($3, p, "/"); c = p[2] == "tcmalloc" ? 2 : p[2] == "jemalloc" ? 3 : 1
+            print $6 "\t" c "\t" $3 }' | sort -g | awk -F'\t' '{ print NR - 1 "\t" $0 }' > "$tmp/probes"
+    rows "$cmp" | awk -F, -v m="$name" '$1 ~ "^" m "/round[0-9]+$" {
+            r = substr($1, length(m) + 7); print r "\t" $2 "\t" $6 }' > "$tmp/rounds"
+    ours=$(rows "$cmp" | awk -F, -v m="$name" '$1 == m && $2 == "ours" { print $6 }')
+    peer=$(rows "$cmp" | awk -F, -v m="$name" '$1 == m && $2 == "pytorch" { print $6 }')
+    [ -s "$tmp/probes" ] && [ -n "$ours" ] && [ -n "$peer" ] || return 0
+    awk -F'\t' '$2 == "ours" { print $1 "\t" $3 }' "$tmp/rounds" > "$tmp/rounds-ours"
+    awk -F'\t' '$2 == "pytorch" { print $1 "\t" $3 }' "$tmp/rounds" > "$tmp/rounds-pytorch"
+    n=$(wc -l < "$tmp/probes")
+    { echo "set multiplot"
+      echo "set datafile separator '\\t'; set grid ytics lc rgb '#dddddd'"
+      echo "set linetype 1 lc rgb '#9a9a9a'; set linetype 2 lc rgb '#2f78b5'; set linetype 3 lc rgb '#d98f1e'"
+      echo "set linetype 4 lc rgb '#c0392b' lw 2; set linetype 5 lc rgb '#2f78b5' lw 2 dt 2"
+      echo "set size 0.7,1; set origin 0,0; set bmargin 12; set lmargin 14; unset xlabel"
+      echo "set title '$name against PyTorch: every arrangement probed (torch x OpenBLAS threads / malloc / ...)'"
+      echo "set ylabel 'seconds per epoch'; set yrange [0:*]; set xrange [-0.6:$n - 0.4]"
+      echo "set xtics rotate by 60 right font ',8'; set style fill solid 0.8 border -1; set boxwidth 0.8"
+      echo "set key top left"
+      echo "plot '$tmp/probes' using 1:2:3:xtic(4) with boxes lc variable notitle, \\"
+      echo "  NaN with boxes lt 1 title 'glibc', NaN with boxes lt 2 title 'tcmalloc', NaN with boxes lt 3 title 'jemalloc', \\"
+      echo "  $ours with lines lt 4 title 'ours, median of the rounds', \\"
+      echo "  $peer with lines lt 5 title 'PyTorch fastest, median of the rounds'"
+      echo "set size 0.3,1; set origin 0.7,0; set bmargin 12; set lmargin 10"
+      echo "set title 'the rounds, taking turns'; set xtics norotate font ',11' 1; set xlabel 'round'"
+      echo "set xrange [0.5:*]; set yrange [0:*]; set key bottom right"
+      echo "plot '$tmp/rounds-ours' using 1:2 with linespoints lt 4 pt 7 title 'ours', \\"
+      echo "  '$tmp/rounds-pytorch' using 1:2 with linespoints lt 5 pt 7 title 'PyTorch'"
+      echo "unset multiplot"; } > "$tmp/plot.gp"
+    draw "$out-compare" 1300,560
+}

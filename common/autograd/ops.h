@@ -14,6 +14,9 @@
 
 // a is m×k, b is k×n: a·b, m×n. Through the tape's GEMM backend.
 struct tensor *op_matmul(struct tape *t, struct tensor *a, struct tensor *b);
+// Its backward, for any node laid out as op_matmul's: in[0] = a, in[1] = b,
+// out = a·b (the Linear layer's node is, with its bias as in[2]).
+int op_matmul_backward(struct tape *t, struct tape_node *node);
 // The Linear layer of chapter 7: x is b×in, w is in×out, bias has out
 // elements: x·w + bias, b×out. One node on the tape (not a matmul node and
 // a bias node): its backward makes dx, dw and dbias from dy in one visit.

@@ -14,7 +14,7 @@ static int is_matrix(const struct tensor *x)
 //   dB (k×n) += Aᵀ (k×m) · dC (m×n)
 // The transposes are the GEMM's flags: nothing is copied. beta = 1 adds into
 // the gradient, so a tensor used twice gets both contributions.
-static int matmul_backward(struct tape *t, struct tape_node *node)
+int op_matmul_backward(struct tape *t, struct tape_node *node)
 {
     struct tensor *a = node->in[0], *b = node->in[1], *c = node->out;
     int m = a->shape[0], k = a->shape[1], n = b->shape[1];
@@ -52,7 +52,7 @@ struct tensor *op_matmul(struct tape *t, struct tensor *a, struct tensor *b)
     if (!c || tape_gemm(t, "matmul", GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, a->data, k, b->data,
                         n, 0.0f, c->data, n) != 0)
         return NULL;
-    if (c->requires_grad && !tape_record(t, "matmul", matmul_backward, c, a, b))
+    if (c->requires_grad && !tape_record(t, "matmul", op_matmul_backward, c, a, b))
         return NULL;
     return c;
 }

@@ -208,10 +208,14 @@ float *tape_grad(struct tape *t, struct tensor *x)
 
 static int recorded(const struct tape *t, const struct tensor *x)
 {
+    // BEGIN SOLUTION task 6.4: is x the output of one of the tape's nodes? Look from the last
     for (const struct tape_node *n = t->last; n; n = n->prev)
         if (n->out == x)
             return 1;
     return 0;
+    // stub: (void)t; (void)x;
+    // stub: return 1;
+    // END SOLUTION
 }
 
 int tape_backward(struct tape *t, struct tensor *loss)

@@ -40,6 +40,7 @@ void vec_relu_neon(long n, float *out, const float *x)
 
 void vec_relu_backward_neon(long n, float *dx, const float *y, const float *dy)
 {
+    // BEGIN SOLUTION task 6.2: the scalar loop with 4 floats a vector, the same bits
     const float32x4_t zero = vdupq_n_f32(0.0f);
     long i = 0;
     for (; i + L <= n; i += L) {
@@ -49,6 +50,8 @@ void vec_relu_backward_neon(long n, float *dx, const float *y, const float *dy)
         vst1q_f32(dx + i, vaddq_f32(vld1q_f32(dx + i), g));
     }
     vec_relu_backward_scalar(n - i, dx + i, y + i, dy + i);
+    // stub: vec_relu_backward_scalar(n, dx, y, dy);
+    // END SOLUTION
 }
 
 #endif

@@ -441,7 +441,9 @@ struct flag flag_csv(const char **to)
 
 struct flag flag_data(const char **to)
 {
-    return flag_text(
-        "--data", "NAME", to,
-        "mnist, fashion (`make datasets`), sample (committed), or a directory of IDX files");
+    return flag_text("--data", "NAME", to,
+                     "mnist, fashion (from build/datasets/ or $DATA_DIR; `make datasets`), "
+                     "sample (committed), or a directory of the four IDX files however written "
+                     "(mysplit, mysplit/, ./mysplit, /data/mysplit); one datasets/SHA256SUMS "
+                     "does not list trains, with a note");
 }

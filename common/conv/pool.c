@@ -26,7 +26,6 @@ static void maxpool_plane(maxpool_row_fn *row, const float *x, int h, int w, lon
 // Each output's gradient goes to the element it came from; the others in
 // its 2×2 window get nothing. A plane's outputs all come from its own plane
 // of x, so the planes can go to different threads.
-//   dx[where[j]] += dy[j]
 static int maxpool_backward(struct tape *t, struct tape_node *node)
 {
     struct tensor *x = node->in[0], *y = node->out;
@@ -39,6 +38,7 @@ static int maxpool_backward(struct tape *t, struct tape_node *node)
 #pragma omp parallel for schedule(static)
     for (long p = 0; p < planes; p++) {
         // BEGIN SOLUTION task 8.3: send each of this plane's gradients dy[j] to dx[where[j]]
+        //   dx[where[j]] += dy[j]
         for (long j = p * ys; j < (p + 1) * ys; j++)
             dx[where[j]] += dy[j];
         // stub: (void)dx; (void)dy; (void)where; (void)ys;

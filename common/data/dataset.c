@@ -1,11 +1,15 @@
 // Loading a dataset: find its four files, read them, check each against
-// datasets/SHA256SUMS, check images against labels.
+// datasets/SHA256SUMS (the rule is in checksums.c), check images against
+// labels.
+#define _XOPEN_SOURCE 700  // realpath, stat
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "checksums.h"
 #include "dataset.h"
 #include "sha256.h"
 
@@ -44,130 +48,69 @@ static int file_exists(const char *path)
     return 1;
 }
 
-// The SHA-256 of a whole file's bytes (for a .gz compared as an archive).
-static int hash_file(const char *path, char hex[65])
+// What reading a set's files needs besides the files: the list, the name
+// they are looked up under, what to tell the reader when one is missing or
+// not the list's, and (out) the checksums for the note.
+struct lookup {
+    const struct checksums *sums;
+    const char *set;
+    const char *missing_hint, *mismatch_hint;
+    int own;       // a set the reader made (the list knows no set of its name)
+    int unlisted;  // files the list does not know
+    char sha[4][65];
+};
+
+// idx.c's messages end with the hint to fetch the file again, which is right
+// for the book's sets; a reader's own files are theirs to mend.
+static void own_hint(char *err, size_t errlen)
 {
-    static const char digits[] = "0123456789abcdef";
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return -1;
-    struct sha256 s;
-    sha256_init(&s);
-    unsigned char buf[1 << 16];
-    size_t got;
-    while ((got = fread(buf, 1, sizeof buf, f)) > 0)
-        sha256_update(&s, buf, got);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad)
-        return -1;
-    unsigned char d[32];
-    sha256_final(&s, d);
-    for (int i = 0; i < 32; i++) {
-        hex[2 * i] = digits[d[i] >> 4];
-        hex[2 * i + 1] = digits[d[i] & 15];
-    }
-    hex[64] = '\0';
-    return 0;
+    size_t n = strlen(err), h = strlen(IDX_HINT);
+    if (n >= h && strcmp(err + n - h, IDX_HINT) == 0)
+        snprintf(err + n - h, errlen - (n - h), "%s",
+                 "mend the file, or make it again (`make datasets` fetches only the book's sets)");
 }
 
-// Checks one file against datasets/SHA256SUMS. Its lines are
-//   <sha256>  <set>/<file>
-// where the checksum is over the decompressed IDX bytes, except for names
-// ending in .gz: those are upstream archives, checked as the bytes fetched.
-// set is NULL for a directory given by path: any set's entry may match.
-static int verify(const char *path, const struct idx *x, const char *set, const char *base,
-                  char *err, size_t errlen)
+// Reads DIR/FILES[which] or its .gz into x and checks it.
+static int load_file(const char *dir, int which, struct lookup *l, struct idx *x, char *path,
+                     size_t pathlen, char *err, size_t errlen)
 {
-    char sums[4200];
-    snprintf(sums, sizeof sums, "%s/datasets/SHA256SUMS", DATASET_ROOT);
-    FILE *f = fopen(sums, "r");
-    if (f == NULL)
-        return fail(err, errlen, "%s: cannot open it (%s), so %s cannot be checked", sums,
-                    strerror(errno), path);
-
-    char have[65], have_gz[65] = "";
-    sha256_hex(x->bytes, x->nbytes, have);
-    size_t blen = strlen(base), plen = strlen(path);
-    int is_gz = plen > 3 && strcmp(path + plen - 3, ".gz") == 0;
-    int known = 0, match = 0;
-    char line[512];
-    while (!match && fgets(line, sizeof line, f) != NULL) {
-        char hash[65], name[400];
-        if (line[0] == '#' || sscanf(line, "%64s %399s", hash, name) != 2)
-            continue;
-        char *slash = strrchr(name, '/');
-        const char *file = slash ? slash + 1 : name;
-        if (set != NULL && (slash == NULL || (size_t)(slash - name) != strlen(set) ||
-                            strncmp(name, set, strlen(set)) != 0))
-            continue;
-        if (strcmp(file, base) == 0) {
-            known = 1;
-            match = strcmp(hash, have) == 0;
-        } else if (is_gz && strncmp(file, base, blen) == 0 && strcmp(file + blen, ".gz") == 0) {
-            known = 1;
-            if (have_gz[0] == '\0' && hash_file(path, have_gz) != 0)
-                continue;
-            match = strcmp(hash, have_gz) == 0;
-        }
-    }
-    fclose(f);
-    if (match)
-        return 0;
-    if (known && set != NULL)
-        return fail(err, errlen,
-                    "%s: checksum mismatch: its IDX bytes have SHA-256 %s, not the one "
-                    "datasets/SHA256SUMS lists for %s/%s; the file is damaged or is another "
-                    "dataset's; run `make datasets` to fetch it again",
-                    path, have, set, base);
-    if (known)
-        return fail(err, errlen,
-                    "%s: checksum mismatch: its IDX bytes have SHA-256 %s, which "
-                    "datasets/SHA256SUMS lists for no %s of any set; the file is damaged or "
-                    "unknown; run `make datasets` to fetch a known one",
-                    path, have, base);
-    return fail(err, errlen,
-                "%s: not a file datasets/SHA256SUMS knows (its IDX bytes have SHA-256 %s); "
-                "run `make datasets` to fetch a known one",
-                path, have);
-}
-
-// Reads DIR/base or DIR/base.gz into x and checks it.
-static int load_file(const char *dir, const char *base, const char *set, int sample,
-                     struct idx *x, char *path, size_t pathlen, char *err, size_t errlen)
-{
+    const char *base = FILES[which];
     snprintf(path, pathlen, "%s/%s", dir, base);
     if (!file_exists(path)) {
         snprintf(path, pathlen, "%s/%s.gz", dir, base);
         if (!file_exists(path))
             return fail(err, errlen, "%s/%s: missing (neither it nor %s.gz is there); %s", dir,
-                        base, base,
-                        sample ? "the sample is part of the repository: restore it with "
-                                 "`git checkout datasets/sample`"
-                               : "run `make datasets` to fetch it");
+                        base, base, l->missing_hint);
     }
-    if (idx_read(path, x, err, errlen) != 0)
+    if (idx_read(path, x, err, errlen) != 0) {
+        if (l->own)
+            own_hint(err, errlen);
         return -1;
-    if (verify(path, x, set, base, err, errlen) != 0) {
+    }
+    sha256_hex(x->bytes, x->nbytes, l->sha[which]);
+    int known = checksums_check(l->sums, l->set, base, path, l->sha[which], l->mismatch_hint,
+                                err, errlen);
+    if (known < 0) {
         idx_free(x);
         return -1;
     }
+    l->unlisted += known == CHECKSUM_UNLISTED;
     return 0;
 }
 
-static int load_split(const char *dir, const char *set, int sample, int which,
-                      struct dataset_split *s, char *err, size_t errlen)
+static int load_split(const char *dir, struct lookup *l, int which, struct dataset_split *s,
+                      char *err, size_t errlen)
 {
     char ipath[4200], lpath[4200];
-    if (load_file(dir, FILES[2 * which], set, sample, &s->image_file, ipath, sizeof ipath, err,
-                  errlen) != 0)
-        return -1;
-    if (load_file(dir, FILES[2 * which + 1], set, sample, &s->label_file, lpath, sizeof lpath,
-                  err, errlen) != 0)
+    if (load_file(dir, 2 * which, l, &s->image_file, ipath, sizeof ipath, err, errlen) != 0 ||
+        load_file(dir, 2 * which + 1, l, &s->label_file, lpath, sizeof lpath, err, errlen) != 0)
         return -1;
     if (idx_check_pair(&s->image_file, ipath, &s->label_file, lpath, DATASET_CLASSES, err,
-                       errlen) != 0)
+                       errlen) != 0) {
+        if (l->own)
+            own_hint(err, errlen);
         return -1;
+    }
     s->count = (int)s->image_file.count;  // < 2^30: idx caps a file at 1 GiB
     s->rows = (int)s->image_file.dims[1];
     s->cols = (int)s->image_file.dims[2];
@@ -177,34 +120,68 @@ static int load_split(const char *dir, const char *set, int sample, int which,
     return 0;
 }
 
+// A directory the reader names, written any way: ds->dir as written (less
+// trailing slashes), ds->name the directory's own name with links followed,
+// so that `.` inside build/datasets/fashion is "fashion".
+static int reader_dir(const char *name, struct dataset *ds, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(name, &st) != 0) {
+        if (strchr(name, '/') == NULL)
+            return fail(err, errlen,
+                        "unknown dataset '%s': give mnist, fashion, sample or a directory "
+                        "(there is no directory '%s' here)",
+                        name, name);
+        return fail(err, errlen,
+                    "%s: no such directory (%s); give mnist, fashion, sample or a directory "
+                    "of the four IDX files",
+                    name, strerror(errno));
+    }
+    if (!S_ISDIR(st.st_mode))
+        return fail(err, errlen,
+                    "%s: not a directory; give mnist, fashion, sample or a directory of the "
+                    "four IDX files",
+                    name);
+    size_t n = strlen(name);
+    while (n > 1 && name[n - 1] == '/')
+        n--;
+    snprintf(ds->dir, sizeof ds->dir, "%.*s", (int)n, name);
+    char *real = realpath(name, NULL);
+    const char *full = real ? real : ds->dir, *slash = strrchr(full, '/');
+    // A name of more than 63 bytes is cut, the same way every time.
+    snprintf(ds->name, sizeof ds->name, "%.63s", slash && slash[1] ? slash + 1 : full);
+    free(real);
+    return 0;
+}
+
+// The note for a set the list does not know: one line, the four checksums
+// as lines of datasets/SHA256SUMS would give them.
+static void write_note(struct dataset *ds, const struct lookup *l)
+{
+    size_t at = (size_t)snprintf(
+        ds->note, sizeof ds->note,
+        "datasets/SHA256SUMS does not list %s: its files were checked for what needs no list "
+        "(IDX headers and lengths, images against labels, labels 0 to 9); to list them, add",
+        ds->name);
+    for (int f = 0; f < 4 && at < sizeof ds->note; f++)
+        at += (size_t)snprintf(ds->note + at, sizeof ds->note - at, "%s %s  %s/%s",
+                               f ? "," : ":", l->sha[f], ds->name, FILES[f]);
+}
+
 int dataset_load(const char *name, const char *data_dir, struct dataset *ds, char *err,
                  size_t errlen)
 {
     memset(ds, 0, sizeof *ds);
-    const char *set = name;
-    int sample = 0;
-    if (strchr(name, '/') != NULL) {
-        // A directory: its files may be any known set's.
-        snprintf(ds->dir, sizeof ds->dir, "%s", name);
-        const char *end = name + strlen(name);
-        while (end > name && end[-1] == '/')
-            end--;
-        const char *start = end;
-        while (start > name && start[-1] != '/')
-            start--;
-        snprintf(ds->name, sizeof ds->name, "%.*s", (int)(end - start), start);
-        set = NULL;
-    } else if (strcmp(name, "mnist") != 0 && strcmp(name, "fashion") != 0 &&
-               strcmp(name, "sample") != 0) {
-        return fail(err, errlen,
-                    "unknown dataset '%s': give mnist, fashion, sample or a directory "
-                    "(a path with a '/')",
-                    name);
-    } else if (strcmp(name, "sample") == 0) {
+    int is_dir = 0;  // a directory the reader names
+    struct lookup l = {.missing_hint = "run `make datasets` to fetch it",
+                       .mismatch_hint = "run `make datasets` to fetch it again"};
+    if (strcmp(name, "sample") == 0) {
         snprintf(ds->dir, sizeof ds->dir, "%s/datasets/sample", DATASET_ROOT);
         snprintf(ds->name, sizeof ds->name, "%s", name);
-        sample = 1;
-    } else {
+        l.missing_hint = l.mismatch_hint =
+            "the sample is part of the repository: restore it with `git checkout "
+            "datasets/sample`";
+    } else if (strcmp(name, "mnist") == 0 || strcmp(name, "fashion") == 0) {
         const char *env = getenv("DATA_DIR");
         if (data_dir != NULL && data_dir[0] != '\0')
             snprintf(ds->dir, sizeof ds->dir, "%s/%s", data_dir, name);
@@ -213,19 +190,41 @@ int dataset_load(const char *name, const char *data_dir, struct dataset *ds, cha
         else
             snprintf(ds->dir, sizeof ds->dir, "%s/build/datasets/%s", DATASET_ROOT, name);
         snprintf(ds->name, sizeof ds->name, "%s", name);
+    } else {
+        if (reader_dir(name, ds, err, errlen) != 0)
+            return -1;
+        is_dir = 1;
+        l.missing_hint = "a dataset directory holds the four IDX files train-images-idx3-ubyte, "
+                         "train-labels-idx1-ubyte, t10k-images-idx3-ubyte and "
+                         "t10k-labels-idx1-ubyte, each raw or .gz";
+        l.mismatch_hint = "a directory named like a set of that list is checked as that set: "
+                          "run `make datasets` to fetch it again, or put a set of your own in a "
+                          "directory of another name";
     }
+    l.set = ds->name;
 
-    if (load_split(ds->dir, set, sample, 0, &ds->train, err, errlen) != 0 ||
-        load_split(ds->dir, set, sample, 1, &ds->test, err, errlen) != 0) {
+    char list[4200];
+    struct checksums sums;
+    snprintf(list, sizeof list, "%s/datasets/SHA256SUMS", DATASET_ROOT);
+    if (checksums_read(list, &sums, err, errlen) != 0)
+        return -1;
+    l.sums = &sums;
+    l.own = is_dir && !checksums_has_set(&sums, ds->name);
+    int bad = load_split(ds->dir, &l, 0, &ds->train, err, errlen) != 0 ||
+              load_split(ds->dir, &l, 1, &ds->test, err, errlen) != 0;
+    checksums_free(&sums);
+    if (!bad && (ds->test.rows != ds->train.rows || ds->test.cols != ds->train.cols)) {
+        fail(err, errlen, "%s: test images are %d×%d, training images %d×%d; %s", ds->dir,
+             ds->test.rows, ds->test.cols, ds->train.rows, ds->train.cols,
+             l.own ? "a set's images all have one size" : "run `make datasets`");
+        bad = 1;
+    }
+    if (bad) {
         dataset_free(ds);
         return -1;
     }
-    if (ds->test.rows != ds->train.rows || ds->test.cols != ds->train.cols) {
-        fail(err, errlen, "%s: test images are %d×%d, training images %d×%d; run `make datasets`",
-             ds->dir, ds->test.rows, ds->test.cols, ds->train.rows, ds->train.cols);
-        dataset_free(ds);
-        return -1;
-    }
+    if (l.unlisted > 0)
+        write_note(ds, &l);
     return 0;
 }
 

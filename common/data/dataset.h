@@ -24,15 +24,23 @@ struct dataset {
     char name[64];       // "fashion", "mnist", "sample", or the directory's
     char dir[4096];      // where the files were read from
     struct dataset_split train, test;
+    // "" when datasets/SHA256SUMS knows every file; else one line for the
+    // program to print: the list does not know this set, and the four
+    // files' SHA-256 in the list's own form, so a reader can add them.
+    char note[1536];
 };
 
 // Loads a dataset by name:
 //   "mnist", "fashion"  from DIR/NAME/, DIR being data_dir when not NULL,
 //                       else $DATA_DIR when set, else build/datasets;
 //   "sample"            the small set committed in datasets/sample/;
-//   a path with a '/'   that directory.
+//   anything else       a directory, however it is written (mysplit,
+//                       mysplit/, ./mysplit, /data/mysplit).
 // Each file may be raw or .gz. Every file is checked: its IDX header and
-// length, images against labels, and its SHA-256 against datasets/SHA256SUMS.
+// length, images against labels (labels 0..9, train and test images of one
+// size), and its SHA-256 against datasets/SHA256SUMS by the rule in
+// checksums.c. A named set must be the list's; a directory the list does
+// not know loads, with a note in ds->note.
 // Returns 0, or -1 with a message (what, which file, how to fix it) in err.
 int dataset_load(const char *name, const char *data_dir, struct dataset *ds, char *err,
                  size_t errlen);

@@ -102,17 +102,22 @@ void sha256_final(struct sha256 *s, unsigned char digest[32])
             digest[4 * i + j] = (unsigned char)(s->h[i] >> (24 - 8 * j));
 }
 
-void sha256_hex(const void *data, size_t n, char hex[65])
+void sha256_final_hex(struct sha256 *s, char hex[65])
 {
     static const char digits[] = "0123456789abcdef";
-    struct sha256 s;
     unsigned char d[32];
-    sha256_init(&s);
-    sha256_update(&s, data, n);
-    sha256_final(&s, d);
+    sha256_final(s, d);
     for (int i = 0; i < 32; i++) {
         hex[2 * i] = digits[d[i] >> 4];
         hex[2 * i + 1] = digits[d[i] & 15];
     }
     hex[64] = '\0';
+}
+
+void sha256_hex(const void *data, size_t n, char hex[65])
+{
+    struct sha256 s;
+    sha256_init(&s);
+    sha256_update(&s, data, n);
+    sha256_final_hex(&s, hex);
 }

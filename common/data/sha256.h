@@ -18,6 +18,8 @@ struct sha256 {
 void sha256_init(struct sha256 *s);
 void sha256_update(struct sha256 *s, const void *data, size_t n);
 void sha256_final(struct sha256 *s, unsigned char digest[32]);
+// The same digest as 64 lowercase hex digits and a NUL.
+void sha256_final_hex(struct sha256 *s, char hex[65]);
 
 // The digest of data[0..n) as 64 lowercase hex digits and a NUL.
 void sha256_hex(const void *data, size_t n, char hex[65]);

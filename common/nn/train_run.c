@@ -136,6 +136,8 @@ int train_run(const struct train_options *o, const struct train_model *tm)
         fprintf(stderr, "error: %s\n", err);
         return 1;
     }
+    if (ds.note[0])
+        fprintf(stderr, "note: %s\n", ds.note);
     int status = 1;
     struct nn_model m = {0};
     struct optim *opt = NULL;

@@ -242,6 +242,8 @@ int main(int argc, char **argv)
             return 1;
         }
     }
+    if (ds.note[0])
+        fprintf(stderr, "note: %s\n", ds.note);
     int cores = omp_get_max_threads();
     int thread_list[3], nthreads = 0;
     if (o.threads)

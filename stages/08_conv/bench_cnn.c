@@ -411,14 +411,16 @@ static int parse(int argc, char **argv, struct options *o)
     return 0;
 }
 
-// A results file with the machine and dataset lines, the epoch size and
-// the batch.
-static FILE *open_out(const char *path, const struct dataset *ds, int threads, int batch)
+// A results file with the machine and dataset lines, the epoch size, the
+// batch and the training steps each speed row is timed over.
+static FILE *open_out(const char *path, const struct dataset *ds, int threads,
+                      const struct options *o)
 {
     int fresh;
     FILE *f = train_csv_open(path, "stage-08", ds, threads, 0, &fresh);
     if (f) {
-        fprintf(f, "# epoch_images: %d\n# batch: %d\n", EPOCH_IMAGES, batch);
+        fprintf(f, "# epoch_images: %d\n# batch: %d\n# steps: %d\n", EPOCH_IMAGES, o->batch,
+                o->steps);
         fprintf(f, "# backend: the conv path (the GEMM backend is auto), as run_cnn writes it\n");
     }
     return f;
@@ -445,6 +447,8 @@ int main(int argc, char **argv)
             return 1;
         }
     }
+    if (ds.note[0])
+        fprintf(stderr, "note: %s\n", ds.note);
     if (o.batch > ds.train.count) {
         fprintf(stderr, "error: --batch %d is more than the %d images of %s\n", o.batch,
                 ds.train.count, ds.name);
@@ -465,11 +469,11 @@ int main(int argc, char **argv)
 
     FILE *csv = NULL, *lay = NULL, *fus = NULL;
     status = 1;
-    if (o.csv && !(csv = open_out(o.csv, &ds, top, o.batch)))
+    if (o.csv && !(csv = open_out(o.csv, &ds, top, &o)))
         goto out;
-    if (o.layers && !(lay = open_out(o.layers, &ds, top, o.batch)))
+    if (o.layers && !(lay = open_out(o.layers, &ds, top, &o)))
         goto out;
-    if (o.fusion && !(fus = open_out(o.fusion, &ds, top, o.batch)))
+    if (o.fusion && !(fus = open_out(o.fusion, &ds, top, &o)))
         goto out;
     if (csv)
         fprintf(csv, "model,framework,backend,threads,batch,seconds_per_epoch,images_per_s,"
