@@ -70,11 +70,14 @@ reference: build
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-05 run
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-07 run
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-07 compare
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-07 profile
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-08 run
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-08 compare
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-08 decay
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-08 profile
-	rm -f $(BUILD)/results/stage-07-quick-train.csv $(BUILD)/results/stage-08-quick-train.csv
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-09 run
+	rm -f $(BUILD)/results/stage-07-quick-train.csv $(BUILD)/results/stage-08-quick-train.csv \
+	  $(BUILD)/results/stage-09-quick-train.csv
 	cp $(BUILD)/results/stage-*.csv plots/data/
 	@echo "reference results copied to plots/data/"
 
@@ -97,7 +100,7 @@ test: test-deps
 	@tools/check-layers.sh $(BUILD)/obj/$(notdir $(CC))-test/common/gemm
 	@tools/check-folders.sh
 	@$(MAKE) --no-print-directory test-neon
-	@PEAK_CACHE= LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
+	@PEAK_CACHE= GEMM_STRASSEN_RULE= LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
 	  TEST_DRIVERS=$(abspath $(TEST_DRIVER_DIR)) \
 	  $(TEST_ALL) $(if $(TASK),--filter 'task_$(subst .,_,$(TASK))/*')
 
@@ -151,16 +154,23 @@ help:
 	@echo "                       (assignment: a student kit in build/assignments/, with the"
 	@echo "                       student edition of the book)"
 	@echo "                       e.g. make stage-01 bench, make stage-01 test TASK=1.2;"
-	@echo "                       stage 04 adds staircase (the GEMM one step at a time)"
+	@echo "                       stage 04 adds staircase (the GEMM one step at a time);"
+	@echo "                       stage 05 adds paths and strassen (Strassen's algorithm:"
+	@echo "                       speed, error, and the rule gemm() reads)"
 	@echo "  make stage-07 run    train the MLP on Fashion-MNIST (EPOCHS=10), and on MNIST"
 	@echo "                       digits when present; stage-07 compare: against PyTorch at"
-	@echo "                       its best, ROUNDS=3 rounds of EPOCHS=3 epochs (make stage-07"
-	@echo "                       help lists its targets and knobs)"
+	@echo "                       its best, ROUNDS=3 rounds of EPOCHS=3 epochs; profile:"
+	@echo "                       PyTorch's step op by op, in its fastest arrangement (make"
+	@echo "                       stage-07 help lists its targets and knobs)"
 	@echo "  make stage-08 run    train the CNN on Fashion-MNIST (EPOCHS=15), and on MNIST"
 	@echo "                       digits when present; stage-08 compare: against PyTorch at"
 	@echo "                       its best; decay: at a constant learning rate; profile:"
 	@echo "                       PyTorch's step op by op, in its fastest arrangement;"
 	@echo "                       CONV=auto|im2col|direct (make stage-08 help: all)"
+	@echo "  make stage-09 run    train the MLP through the compiler (common/lazy/): the step"
+	@echo "                       as a graph, fused, written as C and compiled; stage-09 bench:"
+	@echo "                       beside the eager tape; kernels: print every generated kernel"
+	@echo "                       (make stage-09 help: all)"
 	@echo "  make bench [FULL=1]  every stage's benchmark (FULL=1: the long size sweep)"
 	@echo "  make plots           GFLOPS plots from your results, else the reference ones"
 	@echo "  make book            build/book/book.html, book.epub, book.pdf"
@@ -182,10 +192,12 @@ help:
 	@echo "knobs (the same flags reach every program: PROGRAM --help lists them):"
 	@echo "  ISA=scalar|avx2|avx512|neon   every kernel family of every stage runs it"
 	@echo "  THREADS=N  REPS=R  QUICK=1  FULL=1  TASK=N.M (tests)  CC=clang"
-	@echo "  GEMM benches (01-05): SIZES=256,512  SHAPES=128x10x256,...  KERNELS=a,b (rows)"
-	@echo "  training stages (06-08): GEMM=auto|openblas|... (the backend of every matmul;"
+	@echo "  GEMM benches (01-05): SIZES=256,512  SHAPES=128x10x256,...  KERNELS=a,b (rows;"
+	@echo "                   e.g. KERNELS=gemm,strassen for stage 05)"
+	@echo "  training stages (06-09): GEMM=auto|openblas|... (the backend of every matmul;"
 	@echo "                   a list for the benches)  EPOCHS=N  DATA_DIR=DIR"
 	@echo "  stage 08: CONV=auto|im2col|direct (a list for the bench)"
+	@echo "  stage 09: LAZY_CACHE=DIR (the generated kernels' cache, default build/lazy-cache)"
 	@echo
 	@echo "OpenBLAS's best path on machines that set OPENBLAS_CORETYPE:"
 	@echo "  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE make stage-05 bench"

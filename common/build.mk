@@ -52,9 +52,11 @@ isa_flags = $(if $(filter %_avx512.c,$<),$(ISA_avx512),$(if $(filter %_avx2.c,$<
 # At -O2, gcc 12 vectorizes only loops that need no scalar tail, and keeps a
 # register block of C in registers only when it unrolls the i and j loops
 # completely: the tiled (chapter 2) and SIMD (chapter 3) kernels need -O3.
+# So do the sums of blocks and the additions into C of Strassen's algorithm
+# (chapter 5), plain loops of unknown length.
 extra_flags = $(if $(filter %peak_scalar.c,$<),-fno-tree-vectorize) \
               $(if $(filter %/tiled.c %/simd.c %/simd_scalar.c %/simd_avx2.c %/simd_avx512.c \
-                            %/simd_neon.c,$<),-O3)
+                            %/simd_neon.c %/gemm_strassen.c %/gemm_strassen_fused.c,$<),-O3)
 # end listing
 
 COMMON_SRCS := $(wildcard $(ROOT)/common/*/*.c)
@@ -64,6 +66,8 @@ COMMON_OBJS := $(patsubst $(ROOT)/common/%.c,$(OBJ)/common/%.o,$(COMMON_SRCS))
 $(OBJ)/common/base/machine.o: OBJ_DEF = -DMACHINE_CFLAGS='"$(CFLAGS_MODE) $(OPT)"'
 # The dataset loader finds datasets/ and build/datasets/ from any directory.
 $(OBJ)/common/data/dataset.o: OBJ_DEF = -DDATASET_ROOT='"$(abspath $(ROOT))"'
+# The generated kernels' cache, when neither the program nor $$LAZY_CACHE names one.
+$(OBJ)/common/lazy/lazy_compile.o: OBJ_DEF = -DLAZY_CACHE_DIR='"$(abspath $(BUILD))/lazy-cache"'
 
 # Every object depends on the flags it was built with, so a change of flags
 # (OpenBLAS's headers arriving after a first build, say) rebuilds it.

@@ -26,6 +26,9 @@ TEST_SRC := $(ROOT)/tests/test_$(STAGE_NAME).c
 TEST_BIN := $(BIN)/test-$(notdir $(CC))
 
 export PEAK_CACHE := $(abspath $(BUILD))/peak.csv
+# Where gemm() may use Strassen's algorithm on this machine, as the Strassen
+# study (`make stage-05 strassen`) measured it; without the file, nowhere.
+export GEMM_STRASSEN_RULE := $(abspath $(BUILD))/strassen-rule.txt
 
 # The knobs of common/README.md, turned into driver flags. Every program takes
 # --isa (ISA=) and --threads (THREADS=); the GEMM benchmarks of stages 01-05
@@ -80,12 +83,19 @@ bench: build
 run: build
 	$(MAKE) --no-print-directory run-run
 
-# A stage whose results are not GEMM rows sets PLOT_TOOL to its own script.
+# A stage whose results are not GEMM rows sets PLOT_TOOL to its own script;
+# PLOT_STUDIES lists its other figures, FILE:TOOL (FILE in build/results/, else
+# plots/data/; TOOL in tools/, called with FILE and the plot's basename).
 PLOT_TOOL ?= $(ROOT)/tools/plot.sh
 plot:
 	@mkdir -p $(BUILD)/plots
 	@if [ -f $(RESULTS) ]; then src=$(RESULTS); else src=$(ROOT)/plots/data/stage-$(STAGE).csv; fi; \
 	  echo "plotting $$src"; $(PLOT_TOOL) $$src $(BUILD)/plots/stage-$(STAGE)
+	@for s in $(PLOT_STUDIES); do \
+	  file=$${s%%:*}; tool=$${s#*:}; src=$(BUILD)/results/$$file; \
+	  [ -f $$src ] || src=$(ROOT)/plots/data/$$file; [ -f $$src ] || continue; \
+	  echo "plotting $$src"; $(ROOT)/tools/$$tool $$src $(BUILD)/plots/$${file%.*} || exit 1; \
+	done
 
 # Tests build in MODE=test (sanitizers, -Werror) with their own objects.
 # The drivers a stage names in TESTED_DRIVERS (run_mlp.c) are built the same
@@ -95,7 +105,7 @@ TEST_DRIVERS := $(patsubst %.c,$(TEST_DRIVER_DIR)/%,$(TESTED_DRIVERS))
 test:
 	@$(ROOT)/tools/deps.sh test quiet
 	$(MAKE) --no-print-directory MODE=test test-build
-	LSAN_OPTIONS=suppressions=$(abspath $(ROOT)/tests/lsan.supp):print_suppressions=0 \
+	GEMM_STRASSEN_RULE= LSAN_OPTIONS=suppressions=$(abspath $(ROOT)/tests/lsan.supp):print_suppressions=0 \
 	  TEST_DRIVERS=$(abspath $(TEST_DRIVER_DIR)) \
 	  $(TEST_BIN) $(if $(TASK),--filter 'task_$(subst .,_,$(TASK))/*')
 

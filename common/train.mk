@@ -6,6 +6,7 @@
 #   PEER        its PyTorch peer in tools/ (torch_mlp.py)
 #   RECIPE      the chapter's recipe, flags both the driver and the peer take
 #   MODEL_ARGS  flags for the driver alone (the CNN's --conv)
+#   PROFILE_RECIPE  the flags of the peer's training step, for `make profile`
 
 ifdef DATA_DIR
 export DATA_DIR
@@ -55,4 +56,16 @@ compare: build
 	  --data $$set --threads $(COMPARE_THREADS) --rounds $(ROUNDS) \
 	  --train-csv $(COMPARE_TRAIN_CSV) --csv $(COMPARE_CSV) -- $(RECIPE)
 
-.PHONY: compare run-run
+# Where PyTorch's training step goes, op by op (torch.profiler), for the
+# chapter's comparison with its own breakdown: in PyTorch's fastest
+# arrangement, the one `make compare` found (else probed afresh).
+PROFILE_CSV := $(BUILD)/results/stage-$(STAGE)-torch-profile.csv
+profile:
+	@$(ROOT)/tools/deps.sh compare quiet
+	@mkdir -p $(dir $(PROFILE_CSV))
+	@$(pick_fashion); \
+	/usr/bin/python3 $(ROOT)/tools/compare.py --peer $(ROOT)/tools/$(PEER) \
+	  --profile $(PROFILE_CSV) --best-from $(COMPARE_CSV) --data $$set \
+	  --threads $(COMPARE_THREADS) -- $(PROFILE_RECIPE)
+
+.PHONY: compare run-run profile

@@ -170,9 +170,20 @@ static void small_grid(gemm_fn *fn, const char *name)
     free(mag);
 }
 
-// With small_blocks, mc, kc and nc are cut to a few slivers, 37 and two
-// micro-panels, so that shapes this small still cross every block edge of
-// the five loops (the blocking derived from the caches is larger than them).
+// Cuts mc, kc and nc to a few slivers, 37 and two micro-panels, so that
+// shapes of a few hundred still cross every block edge of the five loops
+// (the blocking derived from the caches is larger than them), until
+// gemm_reset_kernels().
+static void use_small_blocks(void)
+{
+    struct gemm_blocking b = gemm_current_blocking();
+    b.mc = 3 * b.mr;
+    b.kc = 37;
+    b.nc = 2 * b.nr;
+    cr_assert_eq(gemm_set_blocking(b), 0);
+}
+
+// With small_blocks, the five loops run in small blocks (use_small_blocks).
 static void random_shapes(gemm_fn *fn, const char *name, int count, int largest,
                           int small_blocks)
 {
@@ -181,13 +192,8 @@ static void random_shapes(gemm_fn *fn, const char *name, int count, int largest,
     for (size_t s = 0; s < sizeof isas / sizeof isas[0]; s++) {
         if (isa_force(isas[s]) != 0)
             continue;
-        if (small_blocks) {
-            struct gemm_blocking b = gemm_current_blocking();
-            b.mc = 3 * b.mr;
-            b.kc = 37;
-            b.nc = 2 * b.nr;
-            cr_assert_eq(gemm_set_blocking(b), 0);
-        }
+        if (small_blocks)
+            use_small_blocks();
         double worst = 0.0;
         for (int i = 0; i < count; i++) {
             int m = 1 + rand_r(&seed) % largest, n = 1 + rand_r(&seed) % largest;

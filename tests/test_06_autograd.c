@@ -12,6 +12,7 @@
 
 #include "arena.h"
 #include "golden.h"
+#include "malloc_count.h"
 #include "gemm_backend.h"
 #include "mat.h"
 #include "ops.h"
@@ -657,17 +658,50 @@ Test(stage_06, no_grad_records_and_allocates_nothing_for_gradients)
     tape_free(t);
 }
 
+// tape_write_dot: one box per recorded node, numbered in recording order,
+// the parameters and the step's input marked, and the same file every time.
+Test(tape, write_dot_draws_every_node)
+{
+    struct mlp m = mlp_new(5, 4, 3);
+    struct tape *t = tape_new(NULL);
+    cr_assert_not_null(t);
+    int labels[2] = {0, 2};
+    struct tensor *loss = mlp_loss(t, &m, step_tensor(t, 2, 5), labels);
+    cr_assert_not_null(loss, "%s", tape_error(t));
+    char text[2][4096];
+    for (int run = 0; run < 2; run++) {
+        FILE *f = fmemopen(text[run], sizeof text[run], "w");
+        cr_assert_not_null(f);
+        cr_assert_eq(tape_write_dot(t, f), 0);
+        fclose(f);
+    }
+    cr_assert_str_eq(text[0], text[1]);
+    int boxes = 0;
+    for (const char *p = text[0]; (p = strstr(p, "shape=box")); p++)
+        boxes++;
+    cr_assert_eq(boxes, tape_node_count(t));
+    cr_assert_not_null(strstr(text[0], "label=\"1: matmul\""));
+    cr_assert_not_null(strstr(text[0], "label=\"input 2×5\""));
+    cr_assert_not_null(strstr(text[0], "label=\"param 5×4\""));
+    cr_assert_eq(strncmp(text[0], "digraph tape {", 14), 0);
+    tape_free(t);
+    mlp_free(&m);
+}
+
 // listing: zero_alloc_test
 // The first step reserves the arena; every later step of the same shapes
-// reuses it: the autograd calls malloc no more, and the arena does not grow.
+// reuses it: no call to malloc anywhere in the process (malloc_count.h
+// counts them all), and the arena does not grow.
 Test(stage_06, no_heap_allocation_after_the_first_step)
 {
+    if (malloc_calls() < 0)
+        cr_skip_test("counting malloc needs AddressSanitizer's hooks (the test build has them)");
     struct mlp m = mlp_new(784, 256, 10);
     struct tape *t = tape_new(NULL);
     int labels[64];
     for (int i = 0; i < 64; i++)
         labels[i] = i % 10;
-    long allocations = 0;
+    long allocations = malloc_calls();
     size_t reserved = 0;
     for (int step = 0; step < 5; step++) {
         tape_clear(t);
@@ -677,13 +711,18 @@ Test(stage_06, no_heap_allocation_after_the_first_step)
         tensor_zero_grad(m.b1);
         tensor_zero_grad(m.w2);
         tensor_zero_grad(m.b2);
-        cr_assert_eq(tape_backward(t, loss), 0, "%s", tape_error(t));
+        int status = tape_backward(t, loss);
+        long now = malloc_calls();
+        cr_assert_eq(status, 0, "%s", tape_error(t));
         if (step == 0) {
-            allocations = arena_heap_allocations();
+            cr_assert_gt(now, allocations, "the first step reserves the arena: not counted");
             reserved = arena_reserved(tape_arena(t));
+        } else {
+            cr_assert_eq(now, allocations, "step %d called malloc %ld times", step,
+                         now - allocations);
         }
-        cr_assert_eq(arena_heap_allocations(), allocations, "step %d called malloc", step);
         cr_assert_eq(arena_reserved(tape_arena(t)), reserved, "step %d grew the arena", step);
+        allocations = now;
     }
     cr_assert(arena_peak(tape_arena(t)) <= reserved);
     mlp_free(&m);
@@ -796,6 +835,42 @@ static void vec_same_bits(enum isa isa)
 Test(stage_06, vec_avx2_same_bits_as_scalar) { vec_same_bits(ISA_AVX2); }
 Test(stage_06, vec_avx512_same_bits_as_scalar) { vec_same_bits(ISA_AVX512); }
 Test(stage_06, vec_neon_same_bits_as_scalar) { vec_same_bits(ISA_NEON); }
+
+// A smaller batch asks for smaller tensors in the same order, and blocks can
+// still grow: the small requests pack closer, so a large one meets a kept
+// block sized for something else. One block of the first step's total (what
+// arena_fit leaves, and what the trainer does after its first step) holds
+// any later step that asks for no more in all.
+Test(tape, smaller_requests_can_grow_blocks_but_not_a_fitted_arena)
+{
+    for (int fitted = 0; fitted <= 1; fitted++) {
+        struct arena *a = arena_create(4096);
+        cr_assert_not_null(a);
+        // The full batch: 3600 fills most of the first block, 2000 opens a
+        // second, 8192 a third.
+        cr_assert_not_null(arena_alloc(a, 3600));
+        cr_assert_not_null(arena_alloc(a, 2000));
+        cr_assert_not_null(arena_alloc(a, 8192));
+        if (fitted)
+            cr_assert_eq(arena_fit(a), 0);
+        size_t reserved = arena_reserved(a);
+        long calls = arena_heap_allocations();
+        // The smaller batch: the first two now share the first block, and
+        // 4544 finds the second block (4096) too small.
+        arena_reset(a);
+        cr_assert_not_null(arena_alloc(a, 1984));
+        cr_assert_not_null(arena_alloc(a, 1088));
+        cr_assert_not_null(arena_alloc(a, 4544));
+        if (fitted) {
+            cr_assert_eq(arena_reserved(a), reserved);
+            cr_assert_eq(arena_heap_allocations(), calls);
+        } else {
+            cr_assert_gt(arena_reserved(a), reserved, "blocks: the smaller step reserves more");
+            cr_assert_gt(arena_heap_allocations(), calls);
+        }
+        arena_destroy(a);
+    }
+}
 
 // arena_fit: blocks made by one order of requests are replaced by one block
 // of the peak, in which another order of the same total fits without a new

@@ -733,6 +733,11 @@ Test(kit, stage_08_round_trip, .timeout = 900)
     round_trip("08_conv");
 }
 
+Test(kit, stage_09_round_trip, .timeout = 900)
+{
+    round_trip("09_compile");
+}
+
 // The peer's own description of itself. Compiled against another BLAS's
 // cblas.h (netlib's, say), these functions would be undeclared; C used to
 // assume they return int and cut the pointer in half, and the first bench

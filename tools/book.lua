@@ -1090,7 +1090,16 @@ local function image(el)
   if stage then
     stage = stage:gsub("%-reference$", "")
   end
-  if stage then
+  -- A tape (run_spirals --dot) is drawn from a Graphviz file, the same on
+  -- every machine: no measured numbers, so no machine in its caption.
+  local tape = stage and stage:match("%-tape$")
+  if tape then
+    local dot = ref_path(stage):gsub("%.csv$", ".dot")
+    if not file_exists(rooted(dot)) then
+      fail(string.format("image %s: no reference data %s to draw it from", src, dot))
+    end
+  end
+  if stage and not tape then
     local ref = ref_path(stage)
     -- The training curves (stage-NN-train) are drawn from the comparison's
     -- curves when it ran (tools/train-plot.sh), so either file will do.

@@ -94,7 +94,15 @@ $(BOOK_PLOT_STAMP): _book_force
 	study stage-04-staircase tools/plot.sh || exit 1; \
 	study stage-05-scaling tools/scaling-plot.sh || exit 1; \
 	study stage-05-paths tools/paths-plot.sh || exit 1; \
+	study stage-05-strassen tools/strassen-plot.sh || exit 1; \
 	study stage-06 tools/autograd-plot.sh || exit 1; \
+	study stage-06-spirals tools/spirals-plot.sh || exit 1; \
+	study stage-06-boundary tools/spirals-plot.sh || exit 1; \
+	tape=$(BOOK_RESULTS)/stage-06-tape.dot; [ -f "$$tape" ] || tape=plots/data/stage-06-tape.dot; \
+	if [ -f "$$tape" ] && { [ ! -f $(BOOK_PLOT_DIR)/stage-06-tape.svg ] || [ "$$tape" -nt $(BOOK_PLOT_DIR)/stage-06-tape.svg ] || \
+	     [ tools/tape-plot.sh -nt $(BOOK_PLOT_DIR)/stage-06-tape.svg ]; }; then \
+	  tools/tape-plot.sh "$$tape" $(BOOK_PLOT_DIR)/stage-06-tape >/dev/null || exit 1; \
+	  echo "plots: $(BOOK_PLOT_DIR)/stage-06-tape.{svg,png} <- $$tape"; changed=1; fi; \
 	mlp() { \
 	  srcs=$$(ls $(BOOK_RESULTS)/stage-07*.csv plots/data/stage-07*.csv 2>/dev/null); \
 	  [ -n "$$srcs" ] || return 0; \
@@ -113,6 +121,15 @@ $(BOOK_PLOT_STAMP): _book_force
 	  touch "$$out.stamp"; echo "plots: $$out*.{svg,png} <- stage-08 results"; changed=1; \
 	}; \
 	cnn || exit 1; \
+	compiled() { \
+	  srcs=$$(ls $(BOOK_RESULTS)/stage-09*.csv plots/data/stage-09*.csv 2>/dev/null); \
+	  [ -n "$$srcs" ] || return 0; \
+	  out=$(BOOK_PLOT_DIR)/stage-09; \
+	  if [ -f "$$out.stamp" ] && [ -z "$$(find $$srcs tools/compile-plot.sh tools/train-plot.sh -newer $$out.stamp)" ]; then return 0; fi; \
+	  tools/compile-plot.sh $(BOOK_RESULTS)/stage-09.csv "$$out" >/dev/null || return 1; \
+	  touch "$$out.stamp"; echo "plots: $$out*.{svg,png} <- stage-09 results"; changed=1; \
+	}; \
+	compiled || exit 1; \
 	for ref in $(BOOK_GEMM_CSVS); do \
 	  s=$$(basename "$$ref" .csv); mine=$(BOOK_RESULTS)/$$s.csv; \
 	  if [ -f "$$mine" ]; then \

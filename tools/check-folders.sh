@@ -5,7 +5,7 @@
 #
 #   tools/check-folders.sh            from the repository's root
 set -u
-order="base cli harness loops gemm autograd conv data nn"
+order="base cli harness loops gemm autograd conv data nn lazy"
 # What each folder may use, besides itself (common/README.md's table).
 may_use() {
     case "$1" in
@@ -18,6 +18,7 @@ may_use() {
     conv) echo "base cli autograd" ;;
     data) echo "" ;;
     nn) echo "base cli loops gemm autograd conv data" ;;
+    lazy) echo "base gemm" ;;
     *) echo "?" ;;
     esac
 }

@@ -10,10 +10,11 @@
 set -u
 layers="gemm_backend
 gemm
-gemm_small gemm_packed gemm_parallel
+gemm_strassen
+gemm_small gemm_packed gemm_parallel gemm_strassen_fused
 gemm_pack gemm_macro gemm_operand
 gemm_kernel
-gemm_blocking
+gemm_blocking gemm_strassen_rule
 gemm_kernel_scalar gemm_kernel_avx2 gemm_kernel_avx512 gemm_kernel_neon"
 
 dir="${1:?usage: tools/check-layers.sh OBJDIR}"

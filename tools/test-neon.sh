@@ -21,6 +21,7 @@ SRCS="tests/neon/test_neon.c
       common/gemm/gemm.c common/gemm/gemm_small.c common/gemm/gemm_packed.c common/gemm/gemm_parallel.c
       common/gemm/gemm_pack.c common/gemm/gemm_macro.c common/gemm/gemm_operand.c
       common/gemm/gemm_kernel.c common/gemm/gemm_blocking.c
+      common/gemm/gemm_strassen.c common/gemm/gemm_strassen_fused.c common/gemm/gemm_strassen_rule.c
       common/gemm/gemm_kernel_scalar.c common/gemm/gemm_kernel_neon.c
       common/gemm/gemm_kernel_avx2.c common/gemm/gemm_kernel_avx512.c
       common/autograd/vec.c common/autograd/vec_neon.c

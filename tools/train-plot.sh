@@ -95,12 +95,14 @@ draw_compare() {
     awk -F'\t' '$2 == "ours" { print $1 "\t" $3 }' "$tmp/rounds" > "$tmp/rounds-ours"
     awk -F'\t' '$2 == "pytorch" { print $1 "\t" $3 }' "$tmp/rounds" > "$tmp/rounds-pytorch"
     n=$(wc -l < "$tmp/probes")
+    # The machine, as its '#' lines name it: the CPU and its widest ISA.
+    mach="$(sed -n 's/^# cpu: //p' "$cmp" | head -n 1), $(sed -n 's/^# isa_best: //p' "$cmp" | head -n 1)"
     { echo "set multiplot"
       echo "set datafile separator '\\t'; set grid ytics lc rgb '#dddddd'"
       echo "set linetype 1 lc rgb '#9a9a9a'; set linetype 2 lc rgb '#2f78b5'; set linetype 3 lc rgb '#d98f1e'"
       echo "set linetype 4 lc rgb '#c0392b' lw 2; set linetype 5 lc rgb '#2f78b5' lw 2 dt 2"
       echo "set size 0.7,1; set origin 0,0; set bmargin 12; set lmargin 14; unset xlabel"
-      echo "set title '$name against PyTorch: every arrangement probed (torch x OpenBLAS threads / malloc / ...)'"
+      echo "set title '$name against PyTorch on $mach: every arrangement probed (torch x OpenBLAS threads / malloc / ...)'"
       echo "set ylabel 'seconds per epoch'; set yrange [0:*]; set xrange [-0.6:$n - 0.4]"
       echo "set xtics rotate by 60 right font ',8'; set style fill solid 0.8 border -1; set boxwidth 0.8"
       echo "set key top left"

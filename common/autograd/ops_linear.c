@@ -58,6 +58,7 @@ struct tensor *op_matmul(struct tape *t, struct tensor *a, struct tensor *b)
 }
 // end listing
 
+// listing: bias_add_backward
 // y[i][j] = x[i][j] + bias[j]: each bias element touches every row, so
 // its gradient is the column sum of dy.
 //   dx (m×n) += dy (m×n)
@@ -82,6 +83,7 @@ static int bias_add_backward(struct tape *t, struct tape_node *node)
     }
     return 0;
 }
+// end listing
 
 struct tensor *op_bias_add(struct tape *t, struct tensor *x, struct tensor *bias)
 {

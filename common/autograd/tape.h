@@ -1,6 +1,8 @@
 #ifndef TAPE_H
 #define TAPE_H
 
+#include <stdio.h>
+
 #include "cpu.h"
 #include "gemm_backend.h"
 #include "tensor.h"
@@ -83,6 +85,12 @@ int tape_failed(const struct tape *t);
 
 struct arena *tape_arena(struct tape *t);
 int tape_node_count(const struct tape *t);
+
+// Writes the recorded graph in Graphviz's DOT language: one box per node
+// (its op and its place in the recording order), one ellipse per tensor
+// (its shape; parameters and the step's inputs marked), edges from inputs
+// to op to output. `dot -Tsvg` draws it. Returns 0, or -1 on a write error.
+int tape_write_dot(const struct tape *t, FILE *f);
 
 // Step tensors, from the tape's arena: gone at the next tape_clear().
 // A tensor of that shape (contents undefined), or NULL with the tape's error

@@ -87,8 +87,9 @@ double mat_error_bound(int k, double magnitude)
 }
 // end listing
 
+// normwise > 0: the bound of every element; else gemm()'s elementwise one.
 static void check_one(const struct mat_problem *p, const float *C, int ldc, int i, int j,
-                      struct mat_check *r)
+                      double normwise, struct mat_check *r)
 {
     double sum = 0.0, magnitude = 0.0;
     for (int l = 0; l < p->k; l++) {
@@ -113,15 +114,16 @@ static void check_one(const struct mat_problem *p, const float *C, int ldc, int 
         }
         return;
     }
-    double ratio = fabs(got - want) / mat_error_bound(p->k, magnitude);
+    double bound = normwise > 0.0 ? normwise : mat_error_bound(p->k, magnitude);
+    double ratio = fabs(got - want) / bound;
     if (ratio > r->ratio || r->checked == 1) {
         r->ratio = ratio;
         r->i = i, r->j = j, r->got = got, r->want = want;
     }
 }
 
-struct mat_check mat_check_gemm(const struct mat_problem *p, const float *C, int ldc,
-                                long max_checks)
+static struct mat_check check_gemm(const struct mat_problem *p, const float *C, int ldc,
+                                   long max_checks, double normwise)
 {
     struct mat_check r = {0};
     if (p->m <= 0 || p->n <= 0)
@@ -129,17 +131,29 @@ struct mat_check mat_check_gemm(const struct mat_problem *p, const float *C, int
     if ((long)p->m * p->n <= max_checks) {
         for (int i = 0; i < p->m; i++)
             for (int j = 0; j < p->n; j++)
-                check_one(p, C, ldc, i, j, &r);
+                check_one(p, C, ldc, i, j, normwise, &r);
         return r;
     }
     int corners[4][2] = {{0, 0}, {0, p->n - 1}, {p->m - 1, 0}, {p->m - 1, p->n - 1}};
     for (int c = 0; c < 4; c++)
-        check_one(p, C, ldc, corners[c][0], corners[c][1], &r);
+        check_one(p, C, ldc, corners[c][0], corners[c][1], normwise, &r);
     uint64_t state = 12345;
     for (long s = 0; s < max_checks; s++) {
         int i = (int)(next_random(&state) % (uint64_t)p->m);
         int j = (int)(next_random(&state) % (uint64_t)p->n);
-        check_one(p, C, ldc, i, j, &r);
+        check_one(p, C, ldc, i, j, normwise, &r);
     }
     return r;
+}
+
+struct mat_check mat_check_gemm(const struct mat_problem *p, const float *C, int ldc,
+                                long max_checks)
+{
+    return check_gemm(p, C, ldc, max_checks, 0.0);
+}
+
+struct mat_check mat_check_gemm_normwise(const struct mat_problem *p, const float *C, int ldc,
+                                         long max_checks, double bound)
+{
+    return check_gemm(p, C, ldc, max_checks, bound);
 }

@@ -53,5 +53,9 @@ double mat_error_bound(int k, double magnitude);
 // picked at random plus the four corners (edge handling is where kernels break).
 struct mat_check mat_check_gemm(const struct mat_problem *p, const float *C, int ldc,
                                 long max_checks);
+// The same against one bound for every element, for an algorithm whose error
+// bound is normwise (Strassen's, chapter 5): ratio is the worst |C - ref| / bound.
+struct mat_check mat_check_gemm_normwise(const struct mat_problem *p, const float *C, int ldc,
+                                         long max_checks, double bound);
 
 #endif

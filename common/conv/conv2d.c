@@ -10,8 +10,8 @@
 // over the run's images side by side (forward_run), and its backward one
 // GEMM for dW and one for the data gradient (backward_run). The direct and
 // 1×1 forwards go image by image. The GEMMs are called from inside the
-// parallel region; gemm()'s own threads then run as an inner team of one
-// (nested parallelism is off by default) and give the same bits as on any
+// parallel region; gemm() then runs on the calling thread alone (it opens no
+// region of its own inside another) and gives the same bits as on any
 // thread count, and it keeps its packing buffers per thread. One GEMM per
 // run on one core each beats splitting a GEMM this small between cores.
 // dW sums over images: each run sums its images' shares in order into its

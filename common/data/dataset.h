@@ -44,6 +44,11 @@ struct dataset {
 // Returns 0, or -1 with a message (what, which file, how to fix it) in err.
 int dataset_load(const char *name, const char *data_dir, struct dataset *ds, char *err,
                  size_t errlen);
+// The set a benchmark times on: name when it is not NULL (an error when it
+// does not load), else Fashion-MNIST when `make datasets` fetched it, else the
+// committed sample, with a note on stderr. Real data either way, so the data
+// time in a step is real. Returns 0, or -1 with a message in err.
+int dataset_load_for_bench(const char *name, struct dataset *ds, char *err, size_t errlen);
 void dataset_free(struct dataset *ds);
 
 // The repository root this library was built in (for datasets/ and build/).

@@ -1,11 +1,14 @@
 // gemm.c: the front door. From the shape alone, it picks one of the three
-// paths (small, packed, parallel) and how many threads to give it.
+// paths (small, packed, parallel), or Strassen's algorithm where the rule
+// measured on this machine lets it, and how many threads to give it.
 //
 //   gemm.c                          front door
+//   gemm_strassen.c                                   Strassen over the paths
 //   gemm_small.c  gemm_packed.c  gemm_parallel.c      the paths
+//   gemm_strassen_fused.c                             (and Strassen's fused product)
 //   gemm_pack.c  gemm_macro.c  gemm_operand.c          what the paths share
 //   gemm_kernel.c                                     the kernel in use
-//   gemm_blocking.c                                   its block sizes
+//   gemm_blocking.c  gemm_strassen_rule.c             its block sizes; when Strassen pays
 //   gemm_kernel_{scalar,avx2,avx512,neon}.c           the micro-kernels
 //
 // Each file calls only files on the rows below it (tools/check-layers.sh
@@ -28,7 +31,11 @@ void gemm(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
     double flops = 2.0 * m * n * k;
     int max_threads = 1;
 #if defined(_OPENMP)
-    max_threads = omp_get_max_threads();
+    // Called from inside a parallel region (chapter 8's convolutions give
+    // each thread its own images), the calling thread is the whole team: a
+    // region opened here would run on it alone, and libgomp allocates a new
+    // team for every such nested region.
+    max_threads = omp_in_parallel() ? 1 : omp_get_max_threads();
 #endif
     const struct gemm_kernel *kernel = gemm_current_kernel();
     int nr = kernel->blocking.nr;
@@ -46,7 +53,14 @@ void gemm(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
     if (threads < 1)
         threads = 1;
 
-    if (small)
+    // BEGIN SOLUTION task 5.2
+    // stub: if (small)
+    // earlier kits: if (small)
+    if (gemm_strassen_pays(m, n, k))
+        gemm_strassen_threads(threads, gemm_strassen_levels(m, n, k), ta, tb, m, n, k, alpha,
+                              A, lda, B, ldb, beta, C, ldc);
+    else if (small)
+    // END SOLUTION
         gemm_small_threads(threads, ta, tb, m, n, k, alpha, A, lda, B, ldb,
                            beta, C, ldc);
     else if (threads == 1)

@@ -44,6 +44,31 @@ int gemm_set_blocking(struct gemm_blocking b);
 // cpu.h, which isa_force() changes for every kernel family at once).
 
 // ---------------------------------------------------------------------------
+// When gemm() may use Strassen's algorithm, and how deep (gemm_strassen_rule.c).
+// The rule is measured on this machine by `make stage-05 strassen`, which
+// writes it into a file (tools/strassen-rule.sh); the library reads the file
+// that the environment variable GEMM_STRASSEN_RULE names, once. No file, no
+// Strassen. Sizes are the smallest of m, n and k.
+struct gemm_strassen_rule {
+    int faster_from;     // Strassen beat the five loops from this size up; 0: nowhere
+    int within_bound;    // 1: its error stayed within gemm()'s bound (gemm.h) on every test
+    int two_levels_from; // a second level paid from this size up; 0: nowhere
+};
+
+// Reads a rule file (lines `key value`, `#` comments). Returns 0, or -1 (and
+// leaves *rule) when the file cannot be read or holds anything else.
+int gemm_strassen_read_rule(const char *path, struct gemm_strassen_rule *rule);
+// The rule in use, and a way to replace it (the tests and the study do).
+struct gemm_strassen_rule gemm_strassen_current_rule(void);
+void gemm_strassen_set_rule(struct gemm_strassen_rule rule);
+// 1 when the rule lets gemm() multiply this shape with Strassen's algorithm:
+// faster there, and within the error bound.
+int gemm_strassen_pays(int m, int n, int k);
+// Levels of Strassen for this shape when it is used: 2 where the rule says
+// a second level pays, else 1.
+int gemm_strassen_levels(int m, int n, int k);
+
+// ---------------------------------------------------------------------------
 // Micro-kernels (gemm_kernel_*.c). They read packed data only, never a
 // transpose:
 //   a is an mr×kc sliver of op(A), column by column: a[p*mr + i];

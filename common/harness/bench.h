@@ -32,6 +32,12 @@ struct bench_stage {
     int nkernels;
     const char *sizes;        // default --sizes
     const char *quick_sizes;  // --sizes under --quick
+    // A kernel whose error bound is normwise (Strassen's, chapter 5) is
+    // checked against it: the most any element of C may be off, for the
+    // kernel (its name with --tag's text), k and ab = max|A|·max|B|; 0 for
+    // the others, which are held to gemm()'s elementwise bound. NULL: every
+    // kernel is.
+    double (*normwise_bound)(const char *kernel, int k, double ab);
 };
 
 #define BENCH_MAX_SHAPES 64
@@ -77,7 +83,5 @@ double bench_median(double *t, int n);
 
 // The `#` lines that describe this machine, then the column header row.
 void bench_write_header(FILE *f, const char *stage, int threads);
-// Only the `#` lines, for a results file with columns of its own.
-void bench_write_machine(FILE *f, const char *stage, int threads);
 
 #endif

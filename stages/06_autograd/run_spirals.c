@@ -2,6 +2,9 @@
 // thing the autograd learns. Two inputs (x, y), two hidden layers of tanh,
 // two classes; plain gradient descent with momentum on the whole set.
 //   run_spirals [--gemm NAME] [--seed N] [--steps N] [--hidden N] [--lr X]
+//               [--csv FILE] [--boundary FILE] [--dot FILE]
+// --csv writes the loss and accuracy as it learns, --boundary the network's
+// answer over the plane at four moments, --dot the tape of one step.
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -10,12 +13,15 @@
 #include <string.h>
 
 #include "arena.h"
+#include "cpu.h"
 #include "flags.h"
+#include "machine.h"
 #include "gemm_backend.h"
 #include "ops.h"
 #include "tape.h"
 
-enum { POINTS = 200, CLASSES = 2, MAX_HIDDEN = 1024 };
+enum { POINTS = 200, CLASSES = 2, MAX_HIDDEN = 1024, GRID = 49 };
+static const double GRID_EDGE = 1.25;  // the grid covers [-1.25, 1.25]²
 
 // splitmix64: a small generator, the same numbers on every machine.
 static uint64_t next(uint64_t *s)
@@ -93,6 +99,60 @@ static struct tensor *forward(struct tape *t, struct layer *l, struct tensor *x)
 }
 // end listing
 
+// Opens a results file ("-": stdout) and writes its `#` lines and header.
+static FILE *results_open(const char *path, const char *header)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "error: cannot write %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    machine_write(f, "stage-06", cpu_count());
+    fprintf(f, "%s\n", header);
+    return f;
+}
+
+static int results_close(FILE *f, const char *path)
+{
+    int bad = ferror(f);
+    if (f != stdout)
+        bad |= fclose(f) != 0;
+    else
+        bad |= fflush(f) != 0;
+    if (bad)
+        fprintf(stderr, "error: writing %s failed\n", path);
+    return bad ? -1 : 0;
+}
+
+// The network's probability of class 1 at every point of a GRID×GRID grid,
+// with recording off: the forward alone. One row per grid point.
+static int write_boundary(FILE *f, struct tape *t, struct layer *l, long step)
+{
+    static float grid[GRID * GRID * 2];
+    for (int i = 0; i < GRID; i++)
+        for (int j = 0; j < GRID; j++) {
+            grid[2 * (i * GRID + j)] = (float)(-GRID_EDGE + 2.0 * GRID_EDGE * j / (GRID - 1));
+            grid[2 * (i * GRID + j) + 1] = (float)(-GRID_EDGE + 2.0 * GRID_EDGE * i / (GRID - 1));
+        }
+    tape_clear(t);
+    int was = tape_set_recording(t, 0);
+    struct tensor *logits =
+        forward(t, l, tensor_from(t, 2, (int[]){GRID * GRID, 2}, grid, GRID * GRID * 2));
+    if (logits)
+        for (int i = 0; i < GRID * GRID; i++) {
+            double d = (double)logits->data[2 * i + 1] - logits->data[2 * i];
+            fprintf(f, "grid,%ld,%.4f,%.4f,%.4f\n", step, grid[2 * i], grid[2 * i + 1],
+                    1.0 / (1.0 + exp(-d)));
+        }
+    tape_clear(t);
+    tape_set_recording(t, was);
+    if (!logits) {
+        fprintf(stderr, "error: %s\n", tape_error(t));
+        return -1;
+    }
+    return 0;
+}
+
 static double accuracy(const struct tensor *logits, const int *labels)
 {
     int right = 0;
@@ -116,6 +176,16 @@ int main(int argc, char **argv)
     flags_add(&f, flag_long("--steps", "N", &steps, 1, 1000000, "gradient steps"));
     flags_add(&f, flag_int("--hidden", "N", &hidden, 1, MAX_HIDDEN, "units in each hidden layer"));
     flags_add(&f, flag_double("--lr", "X", &lr, 1e-12, 99.999, "learning rate"));
+    const char *csv = NULL, *boundary = NULL, *dot = NULL;
+    struct flag fl = flag_csv(&csv);
+    fl.help = "the loss and accuracy every 1/100 of the steps (- is stdout)";
+    flags_add(&f, fl);
+    flags_add(&f, flag_output("--boundary", "FILE", &boundary,
+                              "the points, and the probability of class 1 over a grid of the "
+                              "plane after the first step, 1/4, 1/2 and all of the steps"));
+    flags_add(&f, flag_output("--dot", "FILE", &dot,
+                              "the tape of the first step, as a Graphviz graph (dot -Tsvg "
+                              "draws it)"));
     int rc = flags_parse(&f, argc, argv);
     if (rc != 0)
         return rc == 1 ? 0 : rc;
@@ -136,8 +206,16 @@ int main(int argc, char **argv)
             fprintf(stderr, "error: out of memory\n");
             return 1;
         }
-    printf("two spirals: %d points, network 2-%d-%d-2 (tanh), backend %s, seed %ld\n",
+    printf("two spirals: %d points, network 2-%d-%d-2 (tanh), gemm %s, seed %ld\n",
            POINTS, hidden, hidden, backend->name, seed);
+    FILE *curve = NULL, *plane = NULL;
+    if (csv && !(curve = results_open(csv, "step,loss,accuracy")))
+        return 1;
+    if (boundary && !(plane = results_open(boundary, "kind,step,x,y,value")))
+        return 1;
+    if (plane)
+        for (int i = 0; i < POINTS; i++)
+            fprintf(plane, "point,0,%.4f,%.4f,%d\n", xy[2 * i], xy[2 * i + 1], labels[i]);
     printf("%6s %10s %9s\n", "step", "loss", "accuracy");
     int status = 0;
     for (long step = 1; step <= steps; step++) {
@@ -162,6 +240,21 @@ int main(int argc, char **argv)
         // end listing
         if (step == 1 || step % (steps / 10 > 0 ? steps / 10 : 1) == 0 || step == steps)
             printf("%6ld %10.5f %8.1f%%\n", step, loss->data[0], 100.0 * accuracy(logits, labels));
+        if (curve && (step == 1 || step % (steps / 100 > 0 ? steps / 100 : 1) == 0))
+            fprintf(curve, "%ld,%.6f,%.4f\n", step, loss->data[0], accuracy(logits, labels));
+        if (dot && step == 1) {
+            FILE *g = strcmp(dot, "-") == 0 ? stdout : fopen(dot, "w");
+            if (!g || tape_write_dot(t, g) != 0 || results_close(g, dot) != 0) {
+                fprintf(stderr, "error: cannot write %s\n", dot);
+                status = 1;
+                break;
+            }
+        }
+        if (plane && (step == 1 || step == steps / 4 || step == steps / 2 || step == steps) &&
+            write_boundary(plane, t, l, step) != 0) {
+            status = 1;
+            break;
+        }
     }
     if (status == 0) {
         // Evaluation: no tape, no gradients.
@@ -179,6 +272,10 @@ int main(int argc, char **argv)
                    arena_reserved(tape_arena(t)), arena_peak(tape_arena(t)));
         }
     }
+    if (curve && results_close(curve, csv) != 0)
+        status = 1;
+    if (plane && results_close(plane, boundary) != 0)
+        status = 1;
     for (int i = 0; i < 3; i++)
         layer_free(&l[i]);
     tape_free(t);

@@ -226,21 +226,11 @@ int main(int argc, char **argv)
     if (status)
         return status == 1 ? 0 : status;
 
-    // Real data, so the data time is real: the full set when `make datasets`
-    // fetched it, else the sample committed in the repository.
     char err[4096];
     struct dataset ds;
-    const char *data = o.data ? o.data : "fashion";
-    if (dataset_load(data, NULL, &ds, err, sizeof err) != 0) {
-        if (o.data) {
-            fprintf(stderr, "error: %s\n", err);
-            return 1;
-        }
-        fprintf(stderr, "note: no Fashion-MNIST (make datasets); timing on the sample\n");
-        if (dataset_load("sample", NULL, &ds, err, sizeof err) != 0) {
-            fprintf(stderr, "error: %s\n", err);
-            return 1;
-        }
+    if (dataset_load_for_bench(o.data, &ds, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        return 1;
     }
     if (ds.note[0])
         fprintf(stderr, "note: %s\n", ds.note);

@@ -435,17 +435,10 @@ int main(int argc, char **argv)
 
     char err[4096];
     struct dataset ds;
-    const char *data = o.data ? o.data : o.quick ? "sample" : "fashion";
-    if (dataset_load(data, NULL, &ds, err, sizeof err) != 0) {
-        if (o.data || o.quick) {
-            fprintf(stderr, "error: %s\n", err);
-            return 1;
-        }
-        fprintf(stderr, "note: no Fashion-MNIST (make datasets); timing on the sample\n");
-        if (dataset_load("sample", NULL, &ds, err, sizeof err) != 0) {
-            fprintf(stderr, "error: %s\n", err);
-            return 1;
-        }
+    const char *data = o.data ? o.data : o.quick ? "sample" : NULL;
+    if (dataset_load_for_bench(data, &ds, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        return 1;
     }
     if (ds.note[0])
         fprintf(stderr, "note: %s\n", ds.note);
