@@ -851,10 +851,14 @@ static void relu_pool_row_against_scalar(enum isa isa)
         float *x = filled(2L * w, 1900 + ow);
         for (int j = 0; j < 2 * w; j++)
             x[j] = floorf(x[j] * 4.0f) / 4.0f;
-        float want[40], got[40];
-        unsigned char k_want[40], k_got[40];
+        float want[41], got[41];
+        unsigned char k_want[41], k_got[41];
+        got[ow] = -1.0f;  // past the row: never written
+        k_got[ow] = 9;
         relu_pool_row_scalar(x, x + w, ow, 0.25f, want, k_want);
         row(x, x + w, ow, 0.25f, got, k_got);
+        cr_assert(got[ow] == -1.0f && k_got[ow] == 9, "relu_pool_row_%s ow %d wrote past the row",
+                  isa_name(isa), ow);
         for (int q = 0; q < ow; q++)
             cr_assert(memcmp(&got[q], &want[q], sizeof(float)) == 0 && k_got[q] == k_want[q],
                       "relu_pool_row_%s ow %d: y[%d] = %g (code %d), scalar %g (code %d)",
@@ -1435,6 +1439,63 @@ Test(nn_cnn, forward_shapes_gradients_and_a_bad_width)
     cr_assert_null(m.forward(&m, t, tensor_new(t, 2, (int[]){3, 783})));
     cr_assert(strstr(tape_error(t), "reshape"), "%s", tape_error(t));
     tape_free(t);
+    nn_model_free(&m);
+}
+
+// The network with neither convolution fused with its pooling, with conv1's
+// only, and with both (nn_cnn_set_fused): the same logits and the same
+// gradients, bit for bit, on every conv path.
+Test(nn_cnn, fused_and_unfused_poolings_give_the_same_bits)
+{
+    enum { N = 5 };
+    const enum conv_path paths[] = {CONV_IM2COL, CONV_DIRECT, CONV_AUTO};
+    char err[256];
+    for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
+        float logits[3][N * 10];
+        float *grads[3][8];
+        long size[8];
+        for (int fused = 0; fused < 3; fused++) {
+            struct nn_model m;
+            cr_assert_eq(nn_cnn_init(&m, 5, err, sizeof err), 0, "%s", err);
+            cr_assert_eq(nn_cnn_set_fused(&m, fused), 0);
+            struct tape_config config = tape_config_default();
+            config.conv = paths[p];
+            struct tape *t = tape_new(&config);
+            struct tensor *x = tensor_new(t, 2, (int[]){N, 784});
+            mat_fill_random(x->data, N, 784, 784, 11);
+            struct tensor *y = m.forward(&m, t, x);
+            cr_assert_not_null(y, "%s", tape_error(t));
+            memcpy(logits[fused], y->data, sizeof logits[fused]);
+            int labels[N] = {0, 3, 9, 4, 7};
+            nn_zero_grad(&m);
+            cr_assert_eq(tape_backward(t, op_cross_entropy(t, y, labels, N)), 0, "%s",
+                         tape_error(t));
+            for (int i = 0; i < 8; i++) {
+                size[i] = m.params[i]->size;
+                size_t bytes = sizeof(float) * (size_t)size[i];
+                grads[fused][i] = malloc(bytes);
+                memcpy(grads[fused][i], m.params[i]->grad, bytes);
+            }
+            tape_free(t);
+            nn_model_free(&m);
+        }
+        for (int fused = 1; fused < 3; fused++) {
+            cr_assert(memcmp(logits[fused], logits[0], sizeof logits[0]) == 0,
+                      "%s path, %d fused: other logits", conv_path_name(paths[p]), fused);
+            for (int i = 0; i < 8; i++)
+                cr_assert(memcmp(grads[fused][i], grads[0][i], sizeof(float) * (size_t)size[i]) ==
+                              0,
+                          "%s path, %d fused: parameter %d's gradient differs",
+                          conv_path_name(paths[p]), fused, i);
+        }
+        for (int fused = 0; fused < 3; fused++)
+            for (int i = 0; i < 8; i++)
+                free(grads[fused][i]);
+    }
+    struct nn_model m;
+    cr_assert_eq(nn_cnn_init(&m, 5, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(nn_cnn_set_fused(&m, 3), -1, "only 0, 1 or 2 convolutions");
+    cr_assert_eq(nn_cnn_set_fused(&m, -1), -1);
     nn_model_free(&m);
 }
 

@@ -92,6 +92,7 @@ static inline void tap(const float *kt, __m256i m0, __m256i m1, const float *px[
                        __m256 acc[4][2])
 {
     __m256 w0 = _mm256_maskload_ps(kt, m0), w1 = _mm256_maskload_ps(kt + L, m1);
+#pragma GCC unroll 4
     for (int at = 0; at < 4; at++) {
         if (!px[at])
             continue;  // the padding adds nothing
@@ -107,6 +108,7 @@ static inline void tap_inside(const float *kt, __m256i m0, __m256i m1, const flo
 {
     __m256 w0 = _mm256_maskload_ps(kt, m0), w1 = _mm256_maskload_ps(kt + L, m1);
     const float *px[4] = {p, p + 1, p + w, p + w + 1};
+#pragma GCC unroll 4
     for (int at = 0; at < 4; at++) {
         __m256 xb = _mm256_broadcast_ss(px[at]);
         acc[at][0] = _mm256_fmadd_ps(w0, xb, acc[at][0]);
@@ -122,6 +124,7 @@ static inline void pool4(__m256 acc[4][2], int half, __m256 *best, __m256 *k)
     const __m256 zero = _mm256_setzero_ps();
     *best = _mm256_max_ps(acc[0][half], zero);
     *k = zero;
+#pragma GCC unroll 3
     for (int at = 1; at < 4; at++) {
         __m256 v = _mm256_max_ps(acc[at][half], zero);
         __m256 win = _mm256_cmp_ps(v, *best, _CMP_GT_OQ);
@@ -141,7 +144,9 @@ static inline void window_taps(const float *x, int c, int h, int w, const float 
     if (iy >= 0 && iy + 3 < h && ix >= 0 && ix + 3 < w) {
         const float *patch = x + (long)iy * w + ix;
         for (int ch = 0; ch < c; ch++, patch += (long)h * w)
+#pragma GCC unroll 3
             for (int u = 0; u < 3; u++)
+#pragma GCC unroll 3
                 for (int v = 0; v < 3; v++)
                     tap_inside(kt + ((ch * 3 + u) * 3 + v) * oc, m0, m1, patch + u * w + v, w,
                                acc);
@@ -173,6 +178,7 @@ void conv_pool_avx2(const float *x, int c, int h, int w, const float *kt, const 
         for (int r = 0; r < ph; r++)
             for (int q = 0; q < pw; q++) {
                 __m256 acc[4][2];
+#pragma GCC unroll 4
                 for (int at = 0; at < 4; at++) {
                     acc[at][0] = b0;
                     acc[at][1] = b1;
@@ -180,6 +186,7 @@ void conv_pool_avx2(const float *x, int c, int h, int w, const float *kt, const 
                 window_taps(x, c, h, w, kt + o0, oc, m0, m1, 2 * r - pad, 2 * q - pad, acc);
                 // Only the pooled maxima and their codes leave the registers.
                 float best[2 * L], k[2 * L];
+#pragma GCC unroll 2
                 for (int half = 0; half < 2; half++) {
                     __m256 bv, kv;
                     pool4(acc, half, &bv, &kv);
@@ -207,9 +214,38 @@ static float lanes_sum(__m256 v)
 
 // listing: conv_dw_avx2
 // For one pair of channels (o, ch) the nine weights' gradients are nine
-// sums over the same output positions: one accumulator each, fed by one load
-// of dy and the nine shifted input vectors under it. Nine independent chains
-// hide the FMA's latency; the lanes are added once, at the end.
+// sums over the same output positions: one accumulator each, nine
+// independent chains that hide the FMA's latency; the lanes are added once,
+// at the end. Two output rows at a time share their input rows: four input
+// rows, three shifted vectors each, feed the 18 FMAs of the two rows, 14
+// loads where one row at a time needs 10 for 9. Inside the row (always, but
+// at its end), the loads are plain ones: a masked load is slower.
+static inline void dw_rows(const float *xc, int h, int w, const float *g0, const float *g1,
+                           int r, int pad, int q0, __m256i m[3], __m256i all, int full,
+                           __m256 acc[9])
+{
+    __m256 d0 = full ? _mm256_loadu_ps(g0) : _mm256_maskload_ps(g0, all);
+    __m256 d1 = _mm256_setzero_ps();
+    if (g1)
+        d1 = full ? _mm256_loadu_ps(g1) : _mm256_maskload_ps(g1, all);
+    // Unrolled, so that the nine accumulators live in registers.
+#pragma GCC unroll 4
+    for (int u = 0; u < 4; u++) {
+        int iy = r + u - pad;
+        if (iy < 0 || iy >= h || (u == 3 && !g1))
+            continue;
+        const float *xr = xc + (long)iy * w + q0 - pad;
+#pragma GCC unroll 3
+        for (int v = 0; v < 3; v++) {
+            __m256 xv = full ? _mm256_loadu_ps(xr + v) : _mm256_maskload_ps(xr + v, m[v]);
+            if (u < 3)  // row r, tap (u, v)
+                acc[u * 3 + v] = _mm256_fmadd_ps(d0, xv, acc[u * 3 + v]);
+            if (u > 0 && g1)  // row r + 1, tap (u − 1, v)
+                acc[(u - 1) * 3 + v] = _mm256_fmadd_ps(d1, xv, acc[(u - 1) * 3 + v]);
+        }
+    }
+}
+
 void conv_dw_avx2(const float *x, int c, int h, int w, const float *dy, long ldy, int oc,
                   int pad, float *dw)
 {
@@ -218,24 +254,23 @@ void conv_dw_avx2(const float *x, int c, int h, int w, const float *dy, long ldy
         for (int ch = 0; ch < c; ch++) {
             const float *xc = x + (long)ch * h * w;
             __m256 acc[9];
+#pragma GCC unroll 9
             for (int t = 0; t < 9; t++)
                 acc[t] = _mm256_setzero_ps();
             for (int q0 = 0; q0 < ow; q0 += L) {
                 int lanes = ow - q0 < L ? ow - q0 : L;
+                // Every tap of the chunk reads columns q0 − pad .. q0 − pad + 9.
+                int full = lanes == L && q0 - pad >= 0 && q0 - pad + L + 2 <= w;
                 __m256i all = first(lanes), m[3];
                 for (int v = 0; v < 3; v++)
                     m[v] = inside(q0, lanes, v, pad, w);
-                for (int r = 0; r < oh; r++) {
-                    __m256 g = _mm256_maskload_ps(dy + o * ldy + (long)r * ow + q0, all);
-                    for (int u = 0; u < 3; u++) {
-                        int iy = r + u - pad;
-                        if (iy < 0 || iy >= h)
-                            continue;
-                        const float *xr = xc + (long)iy * w + q0 - pad;
-                        for (int v = 0; v < 3; v++)
-                            acc[u * 3 + v] = _mm256_fmadd_ps(
-                                g, _mm256_maskload_ps(xr + v, m[v]), acc[u * 3 + v]);
-                    }
+                const float *g = dy + o * ldy + q0;
+                for (int r = 0; r < oh; r += 2) {
+                    const float *g1 = r + 1 < oh ? g + (long)(r + 1) * ow : NULL;
+                    if (full)
+                        dw_rows(xc, h, w, g + (long)r * ow, g1, r, pad, q0, m, all, 1, acc);
+                    else
+                        dw_rows(xc, h, w, g + (long)r * ow, g1, r, pad, q0, m, all, 0, acc);
                 }
             }
             float *d = dw + ((long)o * c + ch) * 9;

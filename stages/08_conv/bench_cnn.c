@@ -307,8 +307,10 @@ struct net_time {
     double infer_s;  // a forward of `batch` images, no tape recording
 };
 
-static int time_network(const struct dataset *ds, enum conv_path path, int batch, int steps,
-                        struct net_time *out)
+// fused: how many of the two convolutions run with their pooling as one op
+// (nn_cnn_set_fused).
+static int time_network(const struct dataset *ds, enum conv_path path, int fused, int batch,
+                        int steps, struct net_time *out)
 {
     char err[4096];
     struct nn_model m;
@@ -317,6 +319,7 @@ static int time_network(const struct dataset *ds, enum conv_path path, int batch
         fprintf(stderr, "error: %s\n", err);
         return -1;
     }
+    nn_cnn_set_fused(&m, fused);
     struct optim_config c = optim_defaults(OPTIM_ADAM, 1e-3f, 0.0f);
     struct optim *o = optim_new(&c, m.params, m.nparams);
     struct tape_config config = tape_config_default();
@@ -587,7 +590,7 @@ int main(int argc, char **argv)
             int threads = thread_list[ti];
             omp_set_num_threads(threads);
             struct net_time nt;
-            if (time_network(&ds, paths[p], o.batch, o.steps, &nt) != 0)
+            if (time_network(&ds, paths[p], NN_CNN_FUSED, o.batch, o.steps, &nt) != 0)
                 goto out;
             const char *models[2] = {"cnn", "cnn-inference"};
             double secs[2] = {nt.step_s, nt.infer_s};
@@ -604,6 +607,38 @@ int main(int argc, char **argv)
                     fprintf(csv, "%s,ours,%s,%d,%d,%.6f,%.1f,%.3f,%.2f,\n", models[k],
                             conv_path_name(paths[p]), threads, o.batch, per_epoch, images_s,
                             gflops, pct);
+            }
+            fflush(stdout);
+        }
+    }
+
+    // The whole step with 0, 1 or 2 of the convolutions fused with their
+    // pooling, auto path: the three in turn, ROUNDS times, so that each sees
+    // the same minutes of the machine; the median of the rounds.
+    if (fus) {
+        enum { ROUNDS = 3 };
+        const char *variants[3] = {"unfused", "conv1_fused", "fused"};
+        printf("\ntraining steps with the poolings fused or not (auto path), median of %d "
+               "rounds\n",
+               ROUNDS);
+        printf("%-11s %2s  %11s\n", "variant", "th", "s/epoch");
+        for (int ti = 0; ti < nthreads; ti++) {
+            int threads = thread_list[ti];
+            omp_set_num_threads(threads);
+            double step[3][ROUNDS];
+            for (int r = 0; r < ROUNDS; r++)
+                for (int v = 0; v < 3; v++) {
+                    struct net_time nt;
+                    if (time_network(&ds, CONV_AUTO, v, o.batch, o.steps, &nt) != 0)
+                        goto out;
+                    step[v][r] = nt.step_s;
+                }
+            for (int v = 0; v < 3; v++) {
+                double secs = bench_median(step[v], ROUNDS);
+                printf("%-11s %2d  %9.3f s\n", variants[v], threads,
+                       secs * ((double)EPOCH_IMAGES / o.batch));
+                fprintf(fus, "step,%d,%d,%s,training,%.9f,%.6f\n", threads, o.batch, variants[v],
+                        secs, secs * ((double)EPOCH_IMAGES / o.batch));
             }
             fflush(stdout);
         }
