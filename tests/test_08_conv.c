@@ -358,11 +358,11 @@ typedef double loss_fn(const struct conv_case *k, const double *x, const double 
 // rounding; pooled_loss is linear but for its kinks, which random inputs
 // meet with a tiny chance. The tolerance is stage 07's, 1e-4 of the largest
 // gradient.
-static void expect_fd(const char *what, loss_fn *loss, const struct conv_case *k, double *x,
-                      double *w, double *b, const double *dy, double *v, long n,
-                      const float *grad)
+// The gradient of loss with respect to v (n values) by central differences.
+static double *numeric_gradient(loss_fn *loss, const struct conv_case *k, double *x, double *w,
+                                double *b, const double *dy, double *v, long n)
 {
-    double *num = malloc(sizeof(double) * (size_t)n), big = 0.0;
+    double *num = malloc(sizeof(double) * (size_t)n);
     for (long j = 0; j < n; j++) {
         double keep = v[j], h = 1e-6 * fmax(1.0, fabs(keep));
         v[j] = keep + h;
@@ -371,8 +371,17 @@ static void expect_fd(const char *what, loss_fn *loss, const struct conv_case *k
         double down = loss(k, x, w, b, dy);
         v[j] = keep;
         num[j] = (up - down) / (2.0 * h);
-        big = fmax(big, fabs(num[j]));
     }
+    return num;
+}
+
+// grad against the finite differences num, within 1e-4 of their largest.
+static void expect_near_fd(const char *what, const struct conv_case *k, const double *num,
+                           long n, const float *grad)
+{
+    double big = 0.0;
+    for (long j = 0; j < n; j++)
+        big = fmax(big, fabs(num[j]));
     char shape[128];
     describe(k, shape, sizeof shape);
     double tol = 1e-4 * big + 1e-6;
@@ -380,6 +389,14 @@ static void expect_fd(const char *what, loss_fn *loss, const struct conv_case *k
         cr_assert(fabs(grad[j] - num[j]) <= tol,
                   "%s: %s[%ld] = %.9g, finite differences %.9g (tol %.3g)", shape, what, j,
                   grad[j], num[j], tol);
+}
+
+static void expect_fd(const char *what, loss_fn *loss, const struct conv_case *k, double *x,
+                      double *w, double *b, const double *dy, double *v, long n,
+                      const float *grad)
+{
+    double *num = numeric_gradient(loss, k, x, w, b, dy, v, n);
+    expect_near_fd(what, k, num, n, grad);
     free(num);
 }
 
@@ -679,6 +696,10 @@ static double pooled_loss(const struct conv_case *k, const double *x, const doub
 
 // The fused op's gradients by finite differences, on every path, and its
 // output against the double-precision definition.
+// The fused op's gradients by finite differences, on every path, and its
+// output against the double-precision definition. The loss is in double and
+// the same for every path: its values and finite differences are taken once
+// per shape.
 Test(conv, fused_pool_finite_differences, .timeout = 300)
 {
     const enum conv_path paths[] = {CONV_IM2COL, CONV_1X1, CONV_DIRECT};
@@ -688,23 +709,32 @@ Test(conv, fused_pool_finite_differences, .timeout = 300)
               *bf = filled(k->oc, 1240 + s), *dyf = filled(pooled_size(k), 1260 + s);
         double *x = widened(xf, x_size(k)), *w = widened(wf, w_size(k)), *b = widened(bf, k->oc),
                *dy = widened(dyf, pooled_size(k));
+        double *want = malloc(sizeof(double) * (size_t)pooled_size(k));
+        double *unit = calloc((size_t)pooled_size(k), sizeof(double));
+        for (long j = 0; j < pooled_size(k); j++) {
+            unit[j] = 1.0;
+            want[j] = pooled_loss(k, x, w, b, unit);
+            unit[j] = 0.0;
+        }
+        free(unit);
+        double *num_dx = numeric_gradient(pooled_loss, k, x, w, b, dy, x, x_size(k));
+        double *num_dw = numeric_gradient(pooled_loss, k, x, w, b, dy, w, w_size(k));
+        double *num_db = numeric_gradient(pooled_loss, k, x, w, b, dy, b, k->oc);
         for (int p = 0; p < 3; p++) {
             struct conv_result r = run_conv(k, paths[p], POOLED, xf, wf, bf, dyf);
-            double *unit = calloc((size_t)pooled_size(k), sizeof(double));
-            for (long j = 0; j < pooled_size(k); j++) {
-                unit[j] = 1.0;
-                double want = pooled_loss(k, x, w, b, unit);
-                unit[j] = 0.0;
-                cr_assert(fabs(r.y[j] - want) <= 1e-5 * (fabs(want) + 1.0),
+            for (long j = 0; j < pooled_size(k); j++)
+                cr_assert(fabs(r.y[j] - want[j]) <= 1e-5 * (fabs(want[j]) + 1.0),
                           "%s path: pooled y[%ld] = %.9g, want %.9g", conv_path_name(paths[p]), j,
-                          r.y[j], want);
-            }
-            free(unit);
-            expect_fd("dx", pooled_loss, k, x, w, b, dy, x, x_size(k), r.dx);
-            expect_fd("dw", pooled_loss, k, x, w, b, dy, w, w_size(k), r.dw);
-            expect_fd("dbias", pooled_loss, k, x, w, b, dy, b, k->oc, r.db);
+                          r.y[j], want[j]);
+            expect_near_fd("dx", k, num_dx, x_size(k), r.dx);
+            expect_near_fd("dw", k, num_dw, w_size(k), r.dw);
+            expect_near_fd("dbias", k, num_db, k->oc, r.db);
             result_free(&r);
         }
+        free(want);
+        free(num_dx);
+        free(num_dw);
+        free(num_db);
         free(xf);
         free(wf);
         free(bf);
