@@ -1090,9 +1090,10 @@ local function image(el)
   if stage then
     stage = stage:gsub("%-reference$", "")
   end
-  -- A tape (run_spirals --dot) is drawn from a Graphviz file, the same on
-  -- every machine: no measured numbers, so no machine in its caption.
-  local tape = stage and stage:match("%-tape$")
+  -- A tape (run_spirals --dot) or a lazy graph (run_compiled --dot) is drawn
+  -- from a Graphviz file, the same on every machine: no measured numbers, so
+  -- no machine in its caption.
+  local tape = stage and (stage:match("%-tape$") or stage:match("%-graph$"))
   if tape then
     local dot = ref_path(stage):gsub("%.csv$", ".dot")
     if not file_exists(rooted(dot)) then

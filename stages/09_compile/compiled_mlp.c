@@ -260,6 +260,16 @@ void compiled_mlp_dot(const struct compiled_mlp *c, FILE *f)
     lazy_write_dot(f, &c->layer1, 1);
 }
 
+void compiled_mlp_kernels(const struct compiled_mlp *c, const char *model, FILE *f)
+{
+    fprintf(f, "// The kernels common/lazy/ generates for %s, batch %d, %s: the training\n"
+               "// step, then the evaluation. A \"// ----\" line names a kernel's file in the\n"
+               "// cache, which depends on the compiler and the ISA; the rest does not.\n\n",
+            model, c->batch, c->opt.kind == OPTIM_ADAM ? "Adam" : "SGD");
+    lazy_program_dump(c->train, "step", f);
+    lazy_program_dump(c->eval, "eval", f);
+}
+
 int compiled_mlp_epoch(struct compiled_mlp *c, const struct dataset_split *s, int *order,
                        uint64_t seed, int epoch, int progress, double *seconds,
                        double *train_loss, char *err, size_t errlen)
