@@ -856,6 +856,18 @@ Test(compiled_mlp, the_book_quotes_the_kernels_the_generator_writes, .timeout = 
     if (cpu_caches().l2 > 2 * 784 * 256 * 4)
         cr_skip_test("an L2 of %ld bytes holds the first layer's gradient: the byte counts in the "
                      "kernels' comments differ from the book's", (long)cpu_caches().l2);
+    // The kernels follow from the rewritten graph: in a kit whose task 9.1
+    // is still a stub, they differ from the book's until the rules exist.
+    struct lazy_graph *probe = lazy_graph_new();
+    struct lazy_buffer pb;
+    float one = 1.0f;
+    lazy_buffer_init(&pb, "x", &one, 1, (int[]){1});
+    struct lazy_node *x = lazy_load(probe, &pb), *r = lazy_add_const(probe, x, 0.0f);
+    cr_assert_eq(lazy_rewrite(probe, 1, &r, &r, NULL), 0);
+    lazy_graph_free(probe);
+    if (r != x)
+        cr_skip_test("task 9.1's rules are not written yet (x + 0 stays): the generated kernels "
+                     "differ from the book's until they are");
     int sizes[3] = {784, 256, 10};
     char err[8192], path[1024];
     struct nn_model m;
