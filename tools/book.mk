@@ -99,8 +99,8 @@ $(BOOK_PLOT_STAMP): _book_force
 	study stage-06 tools/autograd-plot.sh || exit 1; \
 	study stage-06-spirals tools/spirals-plot.sh || exit 1; \
 	study stage-06-boundary tools/spirals-plot.sh || exit 1; \
-	for g in stage-06-tape:tape-plot.sh stage-09-graph:graph-plot.sh; do \
-	  name=$${g%%:*}; tool=tools/$${g#*:}; out=$(BOOK_PLOT_DIR)/$$name; \
+	for name in stage-06-tape stage-09-graph; do \
+	  tool=tools/tape-plot.sh; out=$(BOOK_PLOT_DIR)/$$name; \
 	  dot=$(BOOK_RESULTS)/$$name.dot; [ -f "$$dot" ] || dot=plots/data/$$name.dot; \
 	  if [ -f "$$dot" ] && { [ ! -f $$out.svg ] || [ "$$dot" -nt $$out.svg ] || [ $$tool -nt $$out.svg ]; }; then \
 	    $$tool "$$dot" $$out >/dev/null || exit 1; \

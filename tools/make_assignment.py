@@ -192,7 +192,7 @@ KIT_FILES = {
         "tools/grade-cnn.sh", "tools/torch_cnn.py"],
     # The generated kernels the chapter quotes (a test checks them against
     # the generator) and the graph it draws.
-    9: ["common/lazy/*", "tools/compile-plot.sh", "tools/grade-compile.sh", "tools/graph-plot.sh",
+    9: ["common/lazy/*", "tools/compile-plot.sh", "tools/grade-compile.sh",
         "plots/data/stage-09-kernels.txt", "plots/data/stage-09-graph.dot"],
 }
 
