@@ -10,7 +10,8 @@
 //                [--engine compiled|eager] [--no-fusion] [--panel BYTES] [--save FILE]
 //                [--load FILE] [--csv FILE [--append]] [--report] [--dump-kernels]
 //                [--kernels-out FILE] [--dot FILE]
-// With --epochs 0 (and no --load), --report, --dump-kernels, --kernels-out and
+// With --epochs 0 and --load, evaluates the model. With --epochs 0 (and no
+// --load), --report, --dump-kernels, --kernels-out and
 // --dot compile the step, write what they were asked for, and stop.
 // (`run_compiled --help` says what each does.)
 #include <omp.h>
@@ -187,6 +188,14 @@ static int run_compiled(const struct run *r, const char *name)
     if (csv && fresh)
         fprintf(csv, "model,dataset,framework,backend,threads,batch,optimizer,epoch,seconds,"
                      "images_per_s,train_loss,test_loss,test_acc,peak_rss_mb\n");
+    if (o->epochs == 0 && o->load) {
+        double test_loss, test_acc;
+        if (compiled_mlp_evaluate(&c, &ds.test, &test_loss, &test_acc, err, sizeof err) != 0) {
+            fprintf(stderr, "error: %s\n", err);
+            goto out;
+        }
+        printf("%s: test loss %.4f, test accuracy %.2f %%\n", o->load, test_loss, 100 * test_acc);
+    }
     for (int e = 1; e <= o->epochs; e++) {
         double secs, loss, test_loss, test_acc;
         compiled_mlp_set_lr(&c, (float)train_lr(o, e));
