@@ -1344,3 +1344,66 @@ Test(nn_cnn, run_cnn_trains_on_a_set_the_list_does_not_know, .timeout = 600)
                    "the CNN reads 28×28 images; small has 14×14");
     remove_tree(dir);
 }
+
+// The tiles of a CSV matrix of run_cnn's (inspect_write_mosaic): its rows
+// past the `#` lines, and the fields of the first; and the sum of its values.
+static void matrix_shape(const char *dir, const char *name, int *rows, int *fields, double *sum)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "cannot read %s", path);
+    static char line[1 << 14];
+    *rows = *fields = 0;
+    *sum = 0.0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#')
+            continue;
+        int n = 0;
+        for (char *p = line; *p;) {
+            char *end;
+            *sum += fabs(strtod(p, &end));
+            cr_assert_neq(end, p, "%s: not a number at '%s'", path, p);
+            n++;
+            p = *end == ',' ? end + 1 : end + strspn(end, "\n");
+        }
+        if ((*rows)++ == 0)
+            *fields = n;
+        cr_assert_eq(n, *fields, "%s: row %d has %d values, the first %d", path, *rows, n,
+                     *fields);
+    }
+    fclose(f);
+}
+
+// run_cnn as a student runs it for chapter 8's figures: conv1's 32 filters
+// (4 rows of 8 tiles of 3×3) and its 32 feature maps of one test image (of
+// 26×26), a value's gap between two tiles; an image the test set does not
+// have is refused before any training.
+Test(train_cli, run_cnn_writes_conv1s_filters_and_maps, .timeout = 300)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/test08-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    expect_training_with_a_note(dir, "run_cnn", "own",
+                                "--batch 32 --epochs 1 --threads 1 --filters filters.csv "
+                                "--maps maps.csv --image 31 --confusion confusion.csv",
+                                64, 32, 0, 1);
+    int rows, fields;
+    double sum;
+    matrix_shape(dir, "filters.csv", &rows, &fields, &sum);
+    cr_assert_eq(rows, 4 * 4 - 1);
+    cr_assert_eq(fields, 8 * 4 - 1);
+    cr_assert_gt(sum, 0.0);
+    matrix_shape(dir, "maps.csv", &rows, &fields, &sum);
+    cr_assert_eq(rows, 4 * 27 - 1);
+    cr_assert_eq(fields, 8 * 27 - 1);
+    char *maps = read_text(dir, "maps.csv");
+    cr_assert_not_null(strstr(maps, "for test image 31, label 1\n"), "%s", maps);  // 31 % 10
+    free(maps);
+    char *log = read_text(dir, "log");
+    cr_assert_not_null(strstr(log, "confusion matrix of the 32 test images"), "%s", log);
+    free(log);
+    expect_refusal(dir, "run_cnn", "--data own --epochs 1 --maps m.csv --image 32",
+                   "error: --image 32: own's test set has 32 images (0..31)");
+    remove_tree(dir);
+}
