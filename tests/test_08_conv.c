@@ -1397,6 +1397,14 @@ Test(train_cli, run_cnn_writes_conv1s_filters_and_maps, .timeout = 300)
     matrix_shape(dir, "maps.csv", &rows, &fields, &sum);
     cr_assert_eq(rows, 4 * 27 - 1);
     cr_assert_eq(fields, 8 * 27 - 1);
+    char *filters = read_text(dir, "filters.csv");
+    const char *bias;
+    cr_assert_eq(lines_starting(filters, "# bias: ", &bias), 1, "%s", filters);
+    int commas = 0;
+    for (const char *c = bias; *c != '\n'; c++)
+        commas += *c == ',';
+    cr_assert_eq(commas, 31, "a bias per filter: %.300s", bias);
+    free(filters);
     char *maps = read_text(dir, "maps.csv");
     cr_assert_not_null(strstr(maps, "for test image 31, label 1\n"), "%s", maps);  // 31 % 10
     free(maps);

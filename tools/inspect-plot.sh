@@ -128,13 +128,13 @@ wrong)
             IFS=, read -r _ label pred conf < "$tmp/info-$r"
             l=$(echo "$names" | cut -d' ' -f$((label + 1)))
             p=$(echo "$names" | cut -d' ' -f$((pred + 1)))
-            pct=$(awk -v c="$conf" 'BEGIN { printf "%.0f", 100 * c }')
-            echo "set title \"$l → $p ($pct %)\" font ',9'"
+            pr=$(awk -v c="$conf" 'BEGIN { printf "%.3f", c }')
+            printf 'set title "%s\\n→ %s (%s)" font ",9"\n' "$l" "$p" "$pr"
             echo "plot '$tmp/img-$r' matrix with image"
         done < "$tmp/ranks"
         echo "unset multiplot"
     } > "$tmp/script"
-    both 1200 $((rows * 170 + 60))
+    both 1200 $((rows * 190 + 60))
     ;;
 tiles)
     n=$(meta tiles); h=$(meta matrix_rows); w=$(meta matrix_cols)
@@ -151,10 +151,21 @@ tiles)
             title="The first layer's $n weight vectors as 28×28 templates (each scaled to its own largest weight)"
             palette="set palette defined (-1 '#2166ac', 0 '#ffffff', 1 '#b2182b'); set cbrange [-100:100]" ;;
     esac
+    # Each tile's number above it, when there are few enough to read.
+    gcols=$(meta grid_cols); th=$(meta tile_rows); tw=$(meta tile_cols)
+    : > "$tmp/labels"
+    if [ "$n" -le 64 ]; then
+        i=0
+        while [ "$i" -lt "$n" ]; do
+            echo "set label $((i + 1)) '$i' at $(( (i % gcols) * (tw + 1) )) - 0.5, $(( (i / gcols) * (th + 1) )) - 0.5 front font ',8' tc rgb '#555555' offset 0,0.4" >> "$tmp/labels"
+            i=$((i + 1))
+        done
+    fi
     cat > "$tmp/script" <<GP
 set datafile separator ','
-set title "$title  ·  $cpu"
+set title "$title  ·  $cpu" offset 0,1
 unset key; unset xtics; unset ytics; unset border
+$(cat "$tmp/labels")
 set size ratio -1; set xrange [-0.5:$w - 0.5]; set yrange [$h - 0.5:-0.5]
 $palette
 plot '$tmp/all' matrix with image

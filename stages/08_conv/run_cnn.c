@@ -22,13 +22,21 @@ struct views {
 };
 
 // A file of the views, written by one of the two functions below.
+// bias, when not NULL, holds a value per tile, written as a `# bias:` line.
 static int write_view(const char *path, const struct train_options *o,
                       const struct train_model *tm, const struct dataset *ds, int threads,
-                      const char *what, const float *tiles, int n, int h, int w, int scale_each)
+                      const char *what, const float *tiles, int n, int h, int w, int scale_each,
+                      const float *bias)
 {
     FILE *f = train_result_open(path, o, tm, ds, threads, what);
     if (!f)
         return -1;
+    if (bias) {
+        fprintf(f, "# bias:");
+        for (int i = 0; i < n; i++)
+            fprintf(f, "%s%.4g", i ? "," : " ", (double)bias[i]);
+        fputc('\n', f);
+    }
     int status = inspect_write_mosaic(f, tiles, n, h, w, 8, scale_each);
     if (status != 0)
         fprintf(stderr, "error: out of memory writing %s\n", path);
@@ -63,7 +71,7 @@ static int write_maps(struct nn_model *m, const struct dataset *ds,
                  "conv1's feature maps (after its ReLU) for test image %ld, label %d", v->image,
                  y);
         int c = maps->shape[1], h = maps->shape[2], w = maps->shape[3];
-        status = write_view(v->maps, o, tm, ds, threads, what, maps->data, c, h, w, 0);
+        status = write_view(v->maps, o, tm, ds, threads, what, maps->data, c, h, w, 0, NULL);
     }
     tape_free(t);
     if (status == 0)
@@ -87,10 +95,10 @@ static int write_views(struct nn_model *m, const struct dataset *ds,
 {
     const struct views *v = tm->ctx;
     if (v->filters) {
-        const struct tensor *w = m->params[0];  // 32×1×3×3
+        const struct tensor *w = m->params[0];  // 32×1×3×3, and its bias (32)
         if (write_view(v->filters, o, tm, ds, threads,
                        "conv1's learned filters, one 3x3 tile per output channel", w->data,
-                       w->shape[0], w->shape[2], w->shape[3], 0) != 0)
+                       w->shape[0], w->shape[2], w->shape[3], 0, m->params[1]->data) != 0)
             return -1;
         printf("conv1's %d filters: %s\n", w->shape[0], v->filters);
     }
