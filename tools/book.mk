@@ -98,6 +98,9 @@ $(BOOK_PLOT_STAMP): _book_force
 	study stage-06 tools/autograd-plot.sh || exit 1; \
 	study stage-06-spirals tools/spirals-plot.sh || exit 1; \
 	study stage-06-boundary tools/spirals-plot.sh || exit 1; \
+	for name in stage-07-val stage-07-seeds stage-07-confusion stage-07-wrong stage-07-templates \
+	            stage-08-filters stage-08-maps stage-08-confusion; do \
+	  study $$name tools/inspect-plot.sh || exit 1; done; \
 	tape=$(BOOK_RESULTS)/stage-06-tape.dot; [ -f "$$tape" ] || tape=plots/data/stage-06-tape.dot; \
 	if [ -f "$$tape" ] && { [ ! -f $(BOOK_PLOT_DIR)/stage-06-tape.svg ] || [ "$$tape" -nt $(BOOK_PLOT_DIR)/stage-06-tape.svg ] || \
 	     [ tools/tape-plot.sh -nt $(BOOK_PLOT_DIR)/stage-06-tape.svg ]; }; then \

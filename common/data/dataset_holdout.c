@@ -47,6 +47,8 @@ int dataset_holdout(const struct dataset_split *all, int n, uint64_t seed,
         snprintf(err, errlen, "out of memory for a validation split of %d images", n);
         return -1;
     }
+    // listing: dataset_holdout
+    // The first n images of a shuffle by the seed are held out.
     dataset_shuffle(order, all->count, seed ^ HOLDOUT_STREAM);
     for (int i = 0; i < n; i++)
         held[order[i]] = 1;
@@ -59,6 +61,7 @@ int dataset_holdout(const struct dataset_split *all, int n, uint64_t seed,
     for (int i = 0; i < all->count; i++)
         if (held[i])
             order[nt + nv++] = i;
+    // end listing
     size_t px = (size_t)all->pixels;
     copy_split(all, order, nt, &h->train, h->images, h->labels);
     copy_split(all, order + nt, nv, &h->val, h->images + (size_t)nt * px, h->labels + nt);
