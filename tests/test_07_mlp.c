@@ -1184,24 +1184,6 @@ Test(inspect, confusion_counts_every_image_once)
     free(labels);
 }
 
-// The rows and the fields of the first row of a file, past its `#` lines.
-static void count_table(const char *path, int *rows, int *fields)
-{
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f, "cannot read %s", path);
-    static char line[1 << 16];
-    *rows = *fields = 0;
-    while (fgets(line, sizeof line, f)) {
-        cr_assert_not_null(strchr(line, '\n'), "%s: a line longer than the test reads", path);
-        if (line[0] == '#')
-            continue;
-        if ((*rows)++ == 0)
-            for (char *c = line; *c; c++)
-                *fields += *c == ',' || *c == '\n';
-    }
-    fclose(f);
-}
-
 Test(inspect, mosaic_has_the_layout_its_header_says)
 {
     // 5 tiles of 2×3 values, 2 a row: 3 rows of tiles, a gap between each two.
@@ -1215,7 +1197,8 @@ Test(inspect, mosaic_has_the_layout_its_header_says)
     cr_assert_eq(inspect_write_mosaic(f, tiles, 5, 2, 3, 2, 1), 0);
     fclose(f);
     int rows, fields;
-    count_table(path, &rows, &fields);
+    double sum;
+    table_shape("/", path + 1, &rows, &fields, &sum);
     cr_assert_eq(rows, 3 * 2 + 2);
     cr_assert_eq(fields, 2 * 3 + 1);
     char *text = read_text("/", path + 1);
@@ -1286,14 +1269,14 @@ Test(train_cli, run_mlp_writes_what_the_model_shows, .timeout = 300)
     // 16 units: a 4×4 grid of 28×28 tiles, a value's gap between two.
     char path[300];
     int rows, fields;
-    snprintf(path, sizeof path, "%s/templates.csv", dir);
-    count_table(path, &rows, &fields);
+    double sum;
+    table_shape(dir, "templates.csv", &rows, &fields, &sum);
     cr_assert_eq(rows, 4 * 29 - 1);
     cr_assert_eq(fields, 4 * 29 - 1);
 
     // At most 16 rows of 5 columns and 784 pixels: wrong, surest first.
+    table_shape(dir, "wrong.csv", &rows, &fields, &sum);
     snprintf(path, sizeof path, "%s/wrong.csv", dir);
-    count_table(path, &rows, &fields);
     cr_assert(rows >= 1 && rows <= 17, "%d rows", rows);
     cr_assert_eq(fields, 5 + 784);
     FILE *f = fopen(path, "r");

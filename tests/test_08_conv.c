@@ -1345,36 +1345,6 @@ Test(nn_cnn, run_cnn_trains_on_a_set_the_list_does_not_know, .timeout = 600)
     remove_tree(dir);
 }
 
-// The tiles of a CSV matrix of run_cnn's (inspect_write_mosaic): its rows
-// past the `#` lines, and the fields of the first; and the sum of its values.
-static void matrix_shape(const char *dir, const char *name, int *rows, int *fields, double *sum)
-{
-    char path[300];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f, "cannot read %s", path);
-    static char line[1 << 14];
-    *rows = *fields = 0;
-    *sum = 0.0;
-    while (fgets(line, sizeof line, f)) {
-        if (line[0] == '#')
-            continue;
-        int n = 0;
-        for (char *p = line; *p;) {
-            char *end;
-            *sum += fabs(strtod(p, &end));
-            cr_assert_neq(end, p, "%s: not a number at '%s'", path, p);
-            n++;
-            p = *end == ',' ? end + 1 : end + strspn(end, "\n");
-        }
-        if ((*rows)++ == 0)
-            *fields = n;
-        cr_assert_eq(n, *fields, "%s: row %d has %d values, the first %d", path, *rows, n,
-                     *fields);
-    }
-    fclose(f);
-}
-
 // run_cnn as a student runs it for chapter 8's figures: conv1's 32 filters
 // (4 rows of 8 tiles of 3×3) and its 32 feature maps of one test image (of
 // 26×26), a value's gap between two tiles; an image the test set does not
@@ -1390,11 +1360,11 @@ Test(train_cli, run_cnn_writes_conv1s_filters_and_maps, .timeout = 300)
                                 64, 32, 0, 1);
     int rows, fields;
     double sum;
-    matrix_shape(dir, "filters.csv", &rows, &fields, &sum);
+    table_shape(dir, "filters.csv", &rows, &fields, &sum);
     cr_assert_eq(rows, 4 * 4 - 1);
     cr_assert_eq(fields, 8 * 4 - 1);
     cr_assert_gt(sum, 0.0);
-    matrix_shape(dir, "maps.csv", &rows, &fields, &sum);
+    table_shape(dir, "maps.csv", &rows, &fields, &sum);
     cr_assert_eq(rows, 4 * 27 - 1);
     cr_assert_eq(fields, 8 * 27 - 1);
     char *filters = read_text(dir, "filters.csv");
