@@ -51,6 +51,8 @@ Inline numbers (an empty span with class result):
   source="mine" prefers build/results/NAME.csv, falling back to the
   reference. format="%.0f" overrides the number format (of the percent, for
   a column that holds a fraction: share, test_acc). last= as for tables.
+  scale="1e-6" multiplies the value first (bytes shown as megabytes with
+  format="%.1f"), and format= then formats the product (default %g).
 
   stat="mean", "sd" (the sample standard deviation), "min", "max" or "n"
   sums up the column over every row where= (and last=) select, instead of
@@ -1090,7 +1092,17 @@ local function result_span(el)
   elseif #rows > 1 then
     fail(string.format("%s: %d rows match where=\"%s\"; need exactly one", label, #rows, a.where or ""))
   end
-  return pandoc.Str(format_value(col, cell_value(rows[1], col), a.format))
+  local raw = cell_value(rows[1], col)
+  if a.scale and a.scale ~= "" then
+    -- scale="1e-6": bytes as megabytes, say; format= then formats the product
+    local k, x = tonumber(a.scale), tonumber(raw)
+    if k == nil then fail(string.format("%s: scale=\"%s\" is not a number", label, a.scale)) end
+    if x == nil then fail(string.format("%s: scale= on column '%s', which holds '%s'", label, col, tostring(raw))) end
+    local ok, s = pcall(string.format, a.format or "%g", x * k)
+    if not ok then fail("bad format '" .. tostring(a.format) .. "'") end
+    return pandoc.Str(s)
+  end
+  return pandoc.Str(format_value(col, raw, a.format))
 end
 
 -- ---------------------------------------------------------------------
@@ -1134,9 +1146,10 @@ local function image(el)
   if stage then
     stage = stage:gsub("%-reference$", "")
   end
-  -- A tape (run_spirals --dot) is drawn from a Graphviz file, the same on
-  -- every machine: no measured numbers, so no machine in its caption.
-  local tape = stage and stage:match("%-tape$")
+  -- A tape (run_spirals --dot) or a lazy graph (run_compiled --dot) is drawn
+  -- from a Graphviz file, the same on every machine: no measured numbers, so
+  -- no machine in its caption.
+  local tape = stage and (stage:match("%-tape$") or stage:match("%-graph$"))
   if tape then
     local dot = ref_path(stage):gsub("%.csv$", ".dot")
     if not file_exists(rooted(dot)) then
