@@ -1746,3 +1746,44 @@ Test(nn_cnn, run_cnn_trains_on_a_set_the_list_does_not_know, .timeout = 600)
                    "the CNN reads 28×28 images; small has 14×14");
     remove_tree(dir);
 }
+
+// run_cnn as a student runs it for chapter 8's figures: conv1's 32 filters
+// (4 rows of 8 tiles of 3×3) and its 32 feature maps of one test image (of
+// 26×26), a value's gap between two tiles; an image the test set does not
+// have is refused before any training.
+Test(train_cli, run_cnn_writes_conv1s_filters_and_maps, .timeout = 300)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/test08-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    expect_training_with_a_note(dir, "run_cnn", "own",
+                                "--batch 32 --epochs 1 --threads 1 --filters filters.csv "
+                                "--maps maps.csv --image 31 --confusion confusion.csv",
+                                64, 32, 0, 1);
+    int rows, fields;
+    double sum;
+    table_shape(dir, "filters.csv", &rows, &fields, &sum);
+    cr_assert_eq(rows, 4 * 4 - 1);
+    cr_assert_eq(fields, 8 * 4 - 1);
+    cr_assert_gt(sum, 0.0);
+    table_shape(dir, "maps.csv", &rows, &fields, &sum);
+    cr_assert_eq(rows, 4 * 27 - 1);
+    cr_assert_eq(fields, 8 * 27 - 1);
+    char *filters = read_text(dir, "filters.csv");
+    const char *bias;
+    cr_assert_eq(lines_starting(filters, "# bias: ", &bias), 1, "%s", filters);
+    int commas = 0;
+    for (const char *c = bias; *c != '\n'; c++)
+        commas += *c == ',';
+    cr_assert_eq(commas, 31, "a bias per filter: %.300s", bias);
+    free(filters);
+    char *maps = read_text(dir, "maps.csv");
+    cr_assert_not_null(strstr(maps, "for test image 31, label 1\n"), "%s", maps);  // 31 % 10
+    free(maps);
+    char *log = read_text(dir, "log");
+    cr_assert_not_null(strstr(log, "confusion matrix of the 32 test images"), "%s", log);
+    free(log);
+    expect_refusal(dir, "run_cnn", "--data own --epochs 1 --maps m.csv --image 32",
+                   "error: --image 32: own's test set has 32 images (0..31)");
+    remove_tree(dir);
+}

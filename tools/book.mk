@@ -99,6 +99,9 @@ $(BOOK_PLOT_STAMP): _book_force
 	study stage-06 tools/autograd-plot.sh || exit 1; \
 	study stage-06-spirals tools/spirals-plot.sh || exit 1; \
 	study stage-06-boundary tools/spirals-plot.sh || exit 1; \
+	for name in stage-07-val stage-07-seeds stage-07-confusion stage-07-wrong stage-07-templates \
+	            stage-08-filters stage-08-maps stage-08-confusion; do \
+	  study $$name tools/inspect-plot.sh || exit 1; done; \
 	for name in stage-06-tape stage-09-graph; do \
 	  tool=tools/tape-plot.sh; out=$(BOOK_PLOT_DIR)/$$name; \
 	  dot=$(BOOK_RESULTS)/$$name.dot; [ -f "$$dot" ] || dot=plots/data/$$name.dot; \

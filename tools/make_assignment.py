@@ -182,6 +182,7 @@ KIT_FILES = {
         "common/nn/model.c", "common/nn/mlp.c",
         "common/nn/optim*", "common/nn/train.*", "common/nn/progress.*",
         "common/nn/checkpoint.*", "common/nn/train_run.*", "common/nn/train_flags.*",
+        "common/nn/inspect.*", "tools/inspect-plot.sh",
         "tests/golden/nn_*", "tests/arrays.h",
         "tests/own_data.h",
         "tools/mlp-plot.sh", "tools/train-plot.sh", "tools/grade-mlp.sh", "tools/grade-train.sh",
