@@ -236,4 +236,39 @@ static inline void remove_tree(const char *dir)
     cr_assert_eq(system(command), 0, "%s", command);
 }
 
+// The table of a results file dir/name past its `#` lines: its rows (with a
+// header row, if it has one), the fields of the first (every row must have
+// as many), and the sum of |value| over the fields that are numbers.
+static inline void table_shape(const char *dir, const char *name, int *rows, int *fields,
+                               double *sum)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "cannot read %s", path);
+    static char line[1 << 16];
+    *rows = *fields = 0;
+    *sum = 0.0;
+    while (fgets(line, sizeof line, f)) {
+        cr_assert_not_null(strchr(line, '\n'), "%s: a line longer than the test reads", path);
+        if (line[0] == '#')
+            continue;
+        int n = 0;
+        for (char *p = line; *p;) {
+            char *end;
+            double v = strtod(p, &end);
+            if (end != p && (*end == ',' || *end == '\n'))
+                *sum += v < 0 ? -v : v;
+            end = p + strcspn(p, ",\n");
+            n++;
+            p = *end == ',' ? end + 1 : end + strlen(end);
+        }
+        if ((*rows)++ == 0)
+            *fields = n;
+        cr_assert_eq(n, *fields, "%s: row %d has %d fields, the first %d", path, *rows, n,
+                     *fields);
+    }
+    fclose(f);
+}
+
 #endif

@@ -20,6 +20,7 @@
 #include "dataset.h"
 #include "gemm_backend.h"
 #include "golden.h"
+#include "inspect.h"
 #include "malloc_count.h"
 #include "mat.h"
 #include "nn.h"
@@ -1125,5 +1126,220 @@ Test(train_cli, run_mlp_trains_on_a_set_the_list_does_not_know, .timeout = 300)
     write_own_set_in(dir, "small", 20, 10, 14, 1, NULL);
     expect_refusal(dir, "run_mlp", "--data small --epochs 1 --threads 1",
                    "--layers 784,256,10 does not fit small: its images have 196 pixels");
+    remove_tree(dir);
+}
+
+// ---------------------------------------------------------------------------
+// What a trained model shows (chapter 7): the validation split, the confusion
+// matrix, the wrong images it was surest of, the first layer as templates.
+
+// A split of n images of 4 pixels whose bytes name the image: image i is
+// (i, i >> 8, 7, 9), label i % 10.
+static struct dataset_split numbered_split(int n, unsigned char **images, unsigned char **labels)
+{
+    *images = malloc((size_t)n * 4);
+    *labels = malloc((size_t)n);
+    cr_assert(*images && *labels);
+    for (int i = 0; i < n; i++) {
+        unsigned char px[4] = {(unsigned char)i, (unsigned char)(i >> 8), 7, 9};
+        memcpy(*images + (size_t)i * 4, px, 4);
+        (*labels)[i] = (unsigned char)(i % 10);
+    }
+    return (struct dataset_split){.count = n, .rows = 2, .cols = 2, .pixels = 4,
+                                  .images = *images, .labels = *labels};
+}
+
+// Image k of a part is the original image index[k], bytes and label.
+static void expect_part(const struct dataset_split *all, const struct dataset_split *part,
+                        const int *index)
+{
+    for (int k = 0; k < part->count; k++) {
+        int i = index[k];
+        cr_assert(i >= 0 && i < all->count);
+        cr_assert_eq(memcmp(part->images + (size_t)k * 4, all->images + (size_t)i * 4, 4), 0,
+                     "image %d of the part is not image %d", k, i);
+        cr_assert_eq(part->labels[k], all->labels[i]);
+        if (k > 0)
+            cr_assert_lt(index[k - 1], i, "a part keeps the file's order");
+    }
+}
+
+Test(inspect, holdout_is_disjoint_complete_and_deterministic_by_seed)
+{
+    unsigned char *images, *labels;
+    struct dataset_split all = numbered_split(1000, &images, &labels);
+    struct dataset_holdout a, b, c;
+    char err[256];
+    cr_assert_eq(dataset_holdout(&all, 100, 7, &a, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(a.val.count, 100);
+    cr_assert_eq(a.train.count, 900);
+    cr_assert_eq(a.train.pixels, 4);
+    // Every image is in exactly one part.
+    int seen[1000] = {0};
+    for (int k = 0; k < 1000; k++)
+        seen[a.index[k]]++;
+    for (int i = 0; i < 1000; i++)
+        cr_assert_eq(seen[i], 1, "image %d is in %d parts", i, seen[i]);
+    expect_part(&all, &a.train, a.index);
+    expect_part(&all, &a.val, a.index + a.train.count);
+    // The same seed, the same split; another seed, another one.
+    cr_assert_eq(dataset_holdout(&all, 100, 7, &b, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(memcmp(a.index, b.index, 1000 * sizeof *a.index), 0);
+    cr_assert_eq(memcmp(a.val.images, b.val.images, 400), 0);
+    cr_assert_eq(dataset_holdout(&all, 100, 8, &c, err, sizeof err), 0, "%s", err);
+    cr_assert_neq(memcmp(a.index + 900, c.index + 900, 100 * sizeof *a.index), 0);
+    dataset_holdout_free(&a);
+    dataset_holdout_free(&b);
+    dataset_holdout_free(&c);
+    // Nothing held out, or nothing left to train on: refused, with the numbers.
+    cr_assert_eq(dataset_holdout(&all, 0, 7, &a, err, sizeof err), -1);
+    cr_assert_eq(dataset_holdout(&all, 1000, 7, &a, err, sizeof err), -1);
+    cr_assert_not_null(strstr(err, "1000 images out of 1000"), "%s", err);
+    cr_assert_null(a.index);
+    free(images);
+    free(labels);
+}
+
+Test(inspect, confusion_counts_every_image_once)
+{
+    unsigned char *images, *labels;
+    struct dataset_split s = numbered_split(137, &images, &labels);
+    int pred[137];
+    for (int i = 0; i < 137; i++)
+        pred[i] = i % 7 == 0 ? (labels[i] + 1) % 10 : labels[i];  // every 7th one wrong
+    long counts[DATASET_CLASSES * DATASET_CLASSES];
+    inspect_confusion(&s, pred, counts);
+    long total = 0, right = 0, wrong_3_to_4 = 0;
+    for (int l = 0; l < 10; l++)
+        for (int p = 0; p < 10; p++) {
+            total += counts[l * 10 + p];
+            right += l == p ? counts[l * 10 + p] : 0;
+        }
+    for (int i = 0; i < 137; i++)
+        wrong_3_to_4 += labels[i] == 3 && i % 7 == 0;
+    cr_assert_eq(total, 137);
+    cr_assert_eq(right, 137 - 20);  // 0, 7, ..., 133: 20 images
+    cr_assert_eq(counts[3 * 10 + 4], wrong_3_to_4);
+    free(images);
+    free(labels);
+}
+
+Test(inspect, mosaic_has_the_layout_its_header_says)
+{
+    // 5 tiles of 2×3 values, 2 a row: 3 rows of tiles, a gap between each two.
+    float tiles[5 * 6];
+    for (int i = 0; i < 30; i++)
+        tiles[i] = (float)(i % 6) - 2.0f;
+    char path[] = "/tmp/mosaic-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    cr_assert_eq(inspect_write_mosaic(f, tiles, 5, 2, 3, 2, 1), 0);
+    fclose(f);
+    int rows, fields;
+    double sum;
+    table_shape("/", path + 1, &rows, &fields, &sum);
+    cr_assert_eq(rows, 3 * 2 + 2);
+    cr_assert_eq(fields, 2 * 3 + 1);
+    char *text = read_text("/", path + 1);
+    cr_assert_not_null(strstr(text, "# matrix_rows: 8\n# matrix_cols: 7\n"), "%s", text);
+    // Tile 0 scaled by its largest |value| (3): -2..3 as -67..100; then the
+    // gap, then tile 1.
+    cr_assert_not_null(strstr(text, "\n-67,-33,0,0,-67,-33,0\n33,67,100,0,33,67,100\n"), "%s",
+                       text);
+    free(text);
+    unlink(path);
+}
+
+// run_mlp as a student runs it for chapter 7's figures: --val holds images
+// out (the per-epoch rows are judged on them, the test set read once, on the
+// last row), --confusion counts every test image once, --wrong lists wrong
+// images surest first, --templates is a grid of the first layer's units.
+Test(train_cli, run_mlp_writes_what_the_model_shows, .timeout = 300)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/test07-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    expect_training_with_a_note(dir, "run_mlp", "own",
+                                "--layers 784,16,10 --batch 16 --epochs 2 --threads 1 "
+                                "--val 30 --csv val.csv --confusion confusion.csv "
+                                "--wrong wrong.csv --templates templates.csv",
+                                120, 40, 0, 2);
+    char *log = read_text(dir, "log");
+    cr_assert_not_null(strstr(log, "validation: 30 of the training images held out (seed 1), "
+                                   "90 left to train on"), "%s", log);
+    cr_assert_not_null(strstr(log, "the test set, read once: test loss"), "%s", log);
+    free(log);
+
+    char *val = read_text(dir, "val.csv");
+    const char *header, *row;
+    cr_assert_eq(lines_starting(val, "model,", &header), 1, "%s", val);
+    const char *columns = "model,dataset,framework,backend,threads,batch,optimizer,lr,seed,"
+                          "val_images,epoch,seconds,images_per_s,train_loss,val_loss,val_acc,"
+                          "test_loss,test_acc,peak_rss_mb\n";
+    cr_assert(strncmp(header, columns, strlen(columns)) == 0, "%s", val);
+    cr_assert_eq(lines_starting(val, "784-16-10,own,ours,", &row), 2, "%s", val);
+    // Epoch 1 leaves the test columns empty; epoch 2, the last, fills them.
+    cr_assert_not_null(strstr(row, ",30,1,"), "%s", val);
+    cr_assert_not_null(strstr(row, ",,,"), "%s", val);
+    const char *second = strchr(row, '\n') + 1;
+    cr_assert_not_null(strstr(second, ",30,2,"), "%s", val);
+    cr_assert_null(strstr(second, ",,"), "%s", val);
+    free(val);
+
+    char *conf = read_text(dir, "confusion.csv");
+    cr_assert_not_null(strstr(conf, "# test_images: 40\n"), "%s", conf);
+    cr_assert_eq(lines_starting(conf, "label,predicted,count,share\n", &header), 1);
+    long total = 0;
+    int cells = 0;
+    for (const char *p = strchr(header, '\n') + 1; *p; p = strchr(p, '\n') + 1) {
+        int l, pr;
+        long n;
+        double share;
+        cr_assert_eq(sscanf(p, "%d,%d,%ld,%lf", &l, &pr, &n, &share), 4, "%s", p);
+        cr_assert_eq(l, cells / 10);
+        cr_assert_eq(pr, cells % 10);
+        total += n;
+        cells++;
+    }
+    cr_assert_eq(cells, 100);
+    cr_assert_eq(total, 40, "the confusion matrix counts %ld images of 40", total);
+    free(conf);
+
+    // 16 units: a 4×4 grid of 28×28 tiles, a value's gap between two.
+    char path[300];
+    int rows, fields;
+    double sum;
+    table_shape(dir, "templates.csv", &rows, &fields, &sum);
+    cr_assert_eq(rows, 4 * 29 - 1);
+    cr_assert_eq(fields, 4 * 29 - 1);
+
+    // At most 16 rows of 5 columns and 784 pixels: wrong, surest first.
+    table_shape(dir, "wrong.csv", &rows, &fields, &sum);
+    snprintf(path, sizeof path, "%s/wrong.csv", dir);
+    cr_assert(rows >= 1 && rows <= 17, "%d rows", rows);
+    cr_assert_eq(fields, 5 + 784);
+    FILE *f = fopen(path, "r");
+    static char line[1 << 16];
+    double last = 2.0;
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        int rank, index, label, pred;
+        double conf;
+        if (sscanf(line, "%d,%d,%d,%d,%lf,", &rank, &index, &label, &pred, &conf) != 5)
+            continue;
+        n++;
+        cr_assert_eq(rank, n);
+        cr_assert(index >= 0 && index < 40);
+        cr_assert_neq(label, pred, "row %d is not wrong", rank);
+        cr_assert(conf <= last && conf > 0.0, "row %d: %g after %g", rank, conf, last);
+        last = conf;
+    }
+    fclose(f);
+    cr_assert_eq(n, rows - 1);
+
+    // Bad input: a validation split that leaves nothing to train on.
+    expect_refusal(dir, "run_mlp", "--data own --layers 784,16,10 --epochs 1 --val 120",
+                   "error: --val 120: a validation split of 120 images out of 120");
     remove_tree(dir);
 }

@@ -73,6 +73,13 @@ static long y_size(const struct conv_case *k)
     return (long)k->n * k->oc * out_h(k) * out_w(k);
 }
 
+// The output of the convolution pooled 2×2 (the last odd row and column
+// dropped).
+static long pooled_size(const struct conv_case *k)
+{
+    return (long)k->n * k->oc * (out_h(k) / 2) * (out_w(k) / 2);
+}
+
 static void describe(const struct conv_case *k, char *buf, size_t len)
 {
     snprintf(buf, len, "x %d×%d×%d×%d, w %d×%d×%d×%d, stride %d, pad %d", k->n, k->c, k->h,
@@ -132,9 +139,10 @@ static float *copy_of(const float *v, long n)
 }
 
 // Runs op_conv2d (or op_conv2d_relu; with relu_after, op_conv2d then
-// op_relu) on the given path, then the backward of L = Σ dy ⊙ y. The tape
-// uses the GEMM backend `backend` (NULL: auto).
-enum conv_op { PLAIN, FUSED, RELU_AFTER };
+// op_relu; with POOLED, op_conv2d_relu_maxpool2, and with POOL_AFTER
+// op_conv2d_relu then op_maxpool2) on the given path, then the backward of
+// L = Σ dy ⊙ y. The tape uses the GEMM backend `backend` (NULL: auto).
+enum conv_op { PLAIN, FUSED, RELU_AFTER, POOLED, POOL_AFTER };
 static const struct gemm_backend *backend;
 
 static struct conv_result run_conv(const struct conv_case *k, enum conv_path path,
@@ -153,13 +161,18 @@ static struct conv_result run_conv(const struct conv_case *k, enum conv_path pat
     c.gemm = backend;
     c.conv = path;
     struct tape *t = tape_new(&c);
-    struct tensor *y = how == FUSED ? op_conv2d_relu(t, x, w, b, k->stride, k->pad)
-                                    : op_conv2d(t, x, w, b, k->stride, k->pad);
+    struct tensor *y = how == POOLED ? op_conv2d_relu_maxpool2(t, x, w, b, k->stride, k->pad)
+                       : how == FUSED || how == POOL_AFTER
+                           ? op_conv2d_relu(t, x, w, b, k->stride, k->pad)
+                           : op_conv2d(t, x, w, b, k->stride, k->pad);
     if (how == RELU_AFTER)
         y = op_relu(t, y);
+    if (how == POOL_AFTER)
+        y = op_maxpool2(t, y);
     cr_assert_not_null(y, "%s: %s", what, tape_error(t));
     tape_keep(t, y);  // copied below, after the backward
-    cr_assert_eq(y->size, y_size(k), "%s: y has %ld elements", what, y->size);
+    long want = how == POOLED || how == POOL_AFTER ? pooled_size(k) : y_size(k);
+    cr_assert_eq(y->size, want, "%s: y has %ld elements", what, y->size);
     struct tensor *dy = tensor_from(t, 4, y->shape, dyf, y->size);
     cr_assert_eq(tape_backward(t, op_sum(t, op_mul(t, y, dy))), 0, "%s: %s", what,
                  tape_error(t));
@@ -338,23 +351,40 @@ Test(task_8_2, col2im_is_the_adjoint_of_im2col)
     }
 }
 
-// Checks grad (n floats) against central differences of conv_loss in v.
-// L is linear in every input, so the differences are exact up to rounding;
-// the tolerance is stage 07's, 1e-4 of the largest gradient.
-static void expect_fd(const char *what, const struct conv_case *k, double *x, double *w,
-                      double *b, const double *dy, double *v, long n, const float *grad)
+// A loss of the convolution's inputs, in double: conv_loss, or
+// pooled_loss below.
+typedef double loss_fn(const struct conv_case *k, const double *x, const double *w,
+                       const double *b, const double *dy);
+
+// Checks grad (n floats) against central differences of loss in v.
+// conv_loss is linear in every input, so the differences are exact up to
+// rounding; pooled_loss is linear but for its kinks, which random inputs
+// meet with a tiny chance. The tolerance is stage 07's, 1e-4 of the largest
+// gradient.
+// The gradient of loss with respect to v (n values) by central differences.
+static double *numeric_gradient(loss_fn *loss, const struct conv_case *k, double *x, double *w,
+                                double *b, const double *dy, double *v, long n)
 {
-    double *num = malloc(sizeof(double) * (size_t)n), big = 0.0;
+    double *num = malloc(sizeof(double) * (size_t)n);
     for (long j = 0; j < n; j++) {
         double keep = v[j], h = 1e-6 * fmax(1.0, fabs(keep));
         v[j] = keep + h;
-        double up = conv_loss(k, x, w, b, dy);
+        double up = loss(k, x, w, b, dy);
         v[j] = keep - h;
-        double down = conv_loss(k, x, w, b, dy);
+        double down = loss(k, x, w, b, dy);
         v[j] = keep;
         num[j] = (up - down) / (2.0 * h);
-        big = fmax(big, fabs(num[j]));
     }
+    return num;
+}
+
+// grad against the finite differences num, within 1e-4 of their largest.
+static void expect_near_fd(const char *what, const struct conv_case *k, const double *num,
+                           long n, const float *grad)
+{
+    double big = 0.0;
+    for (long j = 0; j < n; j++)
+        big = fmax(big, fabs(num[j]));
     char shape[128];
     describe(k, shape, sizeof shape);
     double tol = 1e-4 * big + 1e-6;
@@ -362,6 +392,14 @@ static void expect_fd(const char *what, const struct conv_case *k, double *x, do
         cr_assert(fabs(grad[j] - num[j]) <= tol,
                   "%s: %s[%ld] = %.9g, finite differences %.9g (tol %.3g)", shape, what, j,
                   grad[j], num[j], tol);
+}
+
+static void expect_fd(const char *what, loss_fn *loss, const struct conv_case *k, double *x,
+                      double *w, double *b, const double *dy, double *v, long n,
+                      const float *grad)
+{
+    double *num = numeric_gradient(loss, k, x, w, b, dy, v, n);
+    expect_near_fd(what, k, num, n, grad);
     free(num);
 }
 
@@ -372,9 +410,9 @@ static void check_backward(const struct conv_case *k, enum conv_path path, uint6
     double *x = widened(xf, x_size(k)), *w = widened(wf, w_size(k)), *b = widened(bf, k->oc),
            *dy = widened(dyf, y_size(k));
     struct conv_result r = run_conv(k, path, PLAIN, xf, wf, bf, dyf);
-    expect_fd("dx", k, x, w, b, dy, x, x_size(k), r.dx);
-    expect_fd("dw", k, x, w, b, dy, w, w_size(k), r.dw);
-    expect_fd("dbias", k, x, w, b, dy, b, k->oc, r.db);
+    expect_fd("dx", conv_loss, k, x, w, b, dy, x, x_size(k), r.dx);
+    expect_fd("dw", conv_loss, k, x, w, b, dy, w, w_size(k), r.dw);
+    expect_fd("dbias", conv_loss, k, x, w, b, dy, b, k->oc, r.db);
     result_free(&r);
     free(xf);
     free(wf);
@@ -564,6 +602,307 @@ Test(conv, fused_relu_equals_conv_then_relu)
     tensor_free(w);
     tensor_free(b);
 }
+
+// ---------------------------------------------------------------------------
+// The convolution, its ReLU and the pooling as one op.
+
+// Shapes with odd output sides (the pooling drops the last row or column),
+// one channel and many, filter counts around the fused kernel's blocks of 16
+// channels, both paddings, a 1×1 and a stride-2 convolution (the GEMM paths),
+// a 2×2 output (one window), and the network's own layers.
+static const struct conv_case pool_shapes[] = {
+    {2, 1, 9, 11, 4, 3, 3, 1, 0},  {2, 3, 7, 9, 5, 3, 3, 1, 1},  {1, 4, 5, 17, 19, 3, 3, 1, 1},
+    {2, 6, 5, 7, 4, 1, 1, 1, 0},   {3, 1, 28, 28, 8, 3, 3, 1, 0}, {1, 8, 13, 13, 5, 3, 3, 1, 0},
+    {2, 3, 8, 7, 4, 3, 3, 2, 1},   {1, 2, 4, 4, 33, 3, 3, 1, 0},  {1, 17, 6, 5, 3, 3, 3, 1, 1},
+    {2, 1, 28, 28, 32, 3, 3, 1, 0},
+};
+enum { POOL_SHAPES = sizeof pool_shapes / sizeof pool_shapes[0] };
+
+static void expect_same_bits(const char *what, const float *want, const float *got, long n)
+{
+    for (long i = 0; i < n; i++)
+        cr_assert(memcmp(&want[i], &got[i], sizeof(float)) == 0, "%s[%ld] = %.9g, want %.9g",
+                  what, i, got[i], want[i]);
+}
+
+// op_conv2d_relu_maxpool2 is op_conv2d_relu then op_maxpool2 in one node:
+// the same bits forward and backward, on every path.
+Test(conv, fused_pool_equals_conv_relu_then_pool, .timeout = 120)
+{
+    const enum conv_path paths[] = {CONV_AUTO, CONV_IM2COL, CONV_1X1, CONV_DIRECT};
+    for (int s = 0; s < POOL_SHAPES; s++) {
+        const struct conv_case *k = &pool_shapes[s];
+        float *xf = filled(x_size(k), 1100 + s), *wf = filled(w_size(k), 1120 + s),
+              *bf = filled(k->oc, 1140 + s), *dyf = filled(pooled_size(k), 1160 + s);
+        for (int p = 0; p < 4; p++) {
+            struct conv_result want = run_conv(k, paths[p], POOL_AFTER, xf, wf, bf, dyf);
+            struct conv_result got = run_conv(k, paths[p], POOLED, xf, wf, bf, dyf);
+            char shape[128], what[256];
+            describe(k, shape, sizeof shape);
+            const struct {
+                const char *name;
+                const float *want, *got;
+                long n;
+            } parts[] = {{"y", want.y, got.y, pooled_size(k)},
+                         {"dx", want.dx, got.dx, x_size(k)},
+                         {"dw", want.dw, got.dw, w_size(k)},
+                         {"dbias", want.db, got.db, k->oc}};
+            for (int j = 0; j < 4; j++) {
+                snprintf(what, sizeof what, "%s, %s path: fused %s", shape,
+                         conv_path_name(paths[p]), parts[j].name);
+                expect_same_bits(what, parts[j].want, parts[j].got, parts[j].n);
+            }
+            result_free(&want);
+            result_free(&got);
+        }
+        free(xf);
+        free(wf);
+        free(bf);
+        free(dyf);
+    }
+    // One node, not three.
+    struct tape *t = tape_new(NULL);
+    struct tensor *x = tensor_param(4, (int[]){1, 1, 4, 4});
+    struct tensor *w = tensor_param(4, (int[]){1, 1, 3, 3}), *b = tensor_param(1, (int[]){1});
+    cr_assert_not_null(op_conv2d_relu_maxpool2(t, x, w, b, 1, 0));
+    cr_assert_eq(tape_node_count(t), 1);
+    // An output of one row cannot be pooled 2×2: a clear error.
+    tape_clear(t);
+    struct tensor *thin = tensor_new(t, 4, (int[]){1, 1, 3, 8});
+    cr_assert_null(op_conv2d_relu_maxpool2(t, thin, w, b, 1, 0));
+    cr_assert(strstr(tape_error(t), "conv2d_relu_maxpool2") && strstr(tape_error(t), "1×6"),
+              "message: %s", tape_error(t));
+    tape_free(t);
+    tensor_free(x);
+    tensor_free(w);
+    tensor_free(b);
+}
+
+// Σ dy ⊙ maxpool2(relu(conv)), in double: a window's maximum after the ReLU
+// is the largest of its four outputs, or 0.
+static double pooled_loss(const struct conv_case *k, const double *x, const double *w,
+                          const double *b, const double *dy)
+{
+    int ph = out_h(k) / 2, pw = out_w(k) / 2;
+    double L = 0.0;
+    for (int i = 0; i < k->n; i++)
+        for (int o = 0; o < k->oc; o++)
+            for (int r = 0; r < ph; r++)
+                for (int q = 0; q < pw; q++) {
+                    double m = 0.0;
+                    for (int at = 0; at < 4; at++)
+                        m = fmax(m, conv_at(k, x, w, b, i, o, 2 * r + at / 2, 2 * q + at % 2));
+                    L += dy[((long)(i * k->oc + o) * ph + r) * pw + q] * m;
+                }
+    return L;
+}
+
+// The fused op's gradients by finite differences, on every path, and its
+// output against the double-precision definition.
+// The fused op's gradients by finite differences, on every path, and its
+// output against the double-precision definition. The loss is in double and
+// the same for every path: its values and finite differences are taken once
+// per shape.
+Test(conv, fused_pool_finite_differences, .timeout = 300)
+{
+    const enum conv_path paths[] = {CONV_IM2COL, CONV_1X1, CONV_DIRECT};
+    for (int s = 0; s < POOL_SHAPES - 1; s++) {  // the last is the network's 32 filters: slow
+        const struct conv_case *k = &pool_shapes[s];
+        float *xf = filled(x_size(k), 1200 + s), *wf = filled(w_size(k), 1220 + s),
+              *bf = filled(k->oc, 1240 + s), *dyf = filled(pooled_size(k), 1260 + s);
+        double *x = widened(xf, x_size(k)), *w = widened(wf, w_size(k)), *b = widened(bf, k->oc),
+               *dy = widened(dyf, pooled_size(k));
+        double *want = malloc(sizeof(double) * (size_t)pooled_size(k));
+        double *unit = calloc((size_t)pooled_size(k), sizeof(double));
+        for (long j = 0; j < pooled_size(k); j++) {
+            unit[j] = 1.0;
+            want[j] = pooled_loss(k, x, w, b, unit);
+            unit[j] = 0.0;
+        }
+        free(unit);
+        double *num_dx = numeric_gradient(pooled_loss, k, x, w, b, dy, x, x_size(k));
+        double *num_dw = numeric_gradient(pooled_loss, k, x, w, b, dy, w, w_size(k));
+        double *num_db = numeric_gradient(pooled_loss, k, x, w, b, dy, b, k->oc);
+        for (int p = 0; p < 3; p++) {
+            struct conv_result r = run_conv(k, paths[p], POOLED, xf, wf, bf, dyf);
+            for (long j = 0; j < pooled_size(k); j++)
+                cr_assert(fabs(r.y[j] - want[j]) <= 1e-5 * (fabs(want[j]) + 1.0),
+                          "%s path: pooled y[%ld] = %.9g, want %.9g", conv_path_name(paths[p]), j,
+                          r.y[j], want[j]);
+            expect_near_fd("dx", k, num_dx, x_size(k), r.dx);
+            expect_near_fd("dw", k, num_dw, w_size(k), r.dw);
+            expect_near_fd("dbias", k, num_db, k->oc, r.db);
+            result_free(&r);
+        }
+        free(want);
+        free(num_dx);
+        free(num_dw);
+        free(num_db);
+        free(xf);
+        free(wf);
+        free(bf);
+        free(dyf);
+        free(x);
+        free(w);
+        free(b);
+        free(dy);
+    }
+}
+
+// The fused direct kernel of each ISA against that ISA's direct kernel, then
+// the ReLU, then the pooling row: the same sums in the same order, so the
+// same bits and the same codes, at every width around the vector sizes,
+// both paddings, several channel counts and filter counts on both sides of
+// the kernel's blocks of 16.
+static void conv_pool_against_unfused(enum isa isa)
+{
+    if (!isa_supported(isa))
+        cr_skip_test("this CPU (%s) cannot run %s code", cpu_model(), isa_name(isa));
+    conv_pool_fn *fused = conv_pool_kernel(isa);
+    conv_direct_fn *direct = conv_direct_kernel(isa);
+    const int channels[] = {1, 2, 5}, filters[] = {1, 8, 17, 32};
+    for (int pad = 0; pad <= 1; pad++)
+        for (int ci = 0; ci < 3; ci++)
+            for (int fi = 0; fi < 4; fi++)
+                for (int h = 4 - 2 * pad; h <= 7; h++)
+                    for (int w = 4 - 2 * pad; w <= 21; w++) {
+                        int c = channels[ci], oc = filters[fi];
+                        int oh = h + 2 * pad - 2, ow = w + 2 * pad - 2, ph = oh / 2, pw = ow / 2;
+                        long xs = (long)c * h * w, ks = (long)oc * c * 9;
+                        float *x = filled(xs, 1300 + w), *k = filled(ks, 1400 + h),
+                              *bias = filled(oc, 1500 + c);
+                        float *kt = malloc(sizeof(float) * (size_t)ks);
+                        for (int o = 0; o < oc; o++)
+                            for (long j = 0; j < (long)c * 9; j++)
+                                kt[j * oc + o] = k[o * c * 9 + j];
+                        float *conv = malloc(sizeof(float) * (size_t)(oc * oh * ow));
+                        for (int o = 0; o < oc; o++)
+                            for (int j = 0; j < oh * ow; j++)
+                                conv[o * oh * ow + j] = bias[o];
+                        direct(x, c, h, w, k, oc, pad, conv);
+                        for (int j = 0; j < oc * oh * ow; j++)
+                            conv[j] = conv[j] > 0.0f ? conv[j] : 0.0f;
+                        long ys = (long)oc * ph * pw;
+                        float *want = malloc(sizeof(float) * (size_t)ys);
+                        float *got = malloc(sizeof(float) * (size_t)ys);
+                        int *where = malloc(sizeof(int) * (size_t)ys);
+                        unsigned char *code = malloc((size_t)ys);
+                        for (int o = 0; o < oc; o++)
+                            for (int r = 0; r < ph; r++) {
+                                const float *top = conv + ((long)o * oh + 2 * r) * ow;
+                                long at = ((long)o * ph + r) * pw;
+                                maxpool_row_scalar(top, top + ow, ow, pw, 0, want + at,
+                                                   where + at);
+                            }
+                        fused(x, c, h, w, kt, bias, oc, pad, got, code);
+                        for (int o = 0; o < oc; o++)
+                            for (int r = 0; r < ph; r++)
+                                for (int q = 0; q < pw; q++) {
+                                    long j = ((long)o * ph + r) * pw + q;
+                                    int k_want = where[j] - 2 * q;
+                                    k_want = k_want >= ow ? 2 + k_want - ow : k_want;
+                                    cr_assert(memcmp(&want[j], &got[j], sizeof(float)) == 0 &&
+                                                  code[j] == k_want,
+                                              "conv_pool_%s c %d oc %d %d×%d pad %d: y[%ld] = "
+                                              "%.9g (code %d), unfused %.9g (code %d)",
+                                              isa_name(isa), c, oc, h, w, pad, j, got[j],
+                                              code[j], want[j], k_want);
+                                }
+                        free(x);
+                        free(k);
+                        free(bias);
+                        free(kt);
+                        free(conv);
+                        free(want);
+                        free(got);
+                        free(where);
+                        free(code);
+                    }
+}
+
+Test(conv, conv_pool_scalar_equals_unfused) { conv_pool_against_unfused(ISA_SCALAR); }
+Test(conv, conv_pool_avx2_equals_unfused) { conv_pool_against_unfused(ISA_AVX2); }
+Test(conv, conv_pool_avx512_equals_unfused) { conv_pool_against_unfused(ISA_AVX512); }
+Test(conv, conv_pool_neon_equals_unfused) { conv_pool_against_unfused(ISA_NEON); }
+
+// The direct path's dW kernel of each ISA against the scalar one: sums of
+// up to oh·ow products in another order, so within a few roundings of the
+// sum of the terms' magnitudes.
+static void conv_dw_against_scalar(enum isa isa)
+{
+    if (!isa_supported(isa))
+        cr_skip_test("this CPU (%s) cannot run %s code", cpu_model(), isa_name(isa));
+    conv_dw_fn *kernel = conv_dw_kernel(isa);
+    const int channels[] = {1, 3};
+    for (int pad = 0; pad <= 1; pad++)
+        for (int ci = 0; ci < 2; ci++)
+            for (int h = 3 - 2 * pad; h <= 6; h++)
+                for (int w = 3 - 2 * pad; w <= 27; w++) {
+                    int c = channels[ci], oc = 3, oh = h + 2 * pad - 2, ow = w + 2 * pad - 2;
+                    long xs = (long)c * h * w, ldy = (long)oh * ow + 5, ks = (long)oc * c * 9;
+                    float *x = filled(xs, 1600 + w), *dy = filled(oc * ldy, 1700 + h);
+                    float *want = filled(ks, 1800 + c), *got = copy_of(want, ks);
+                    float *mag = calloc((size_t)ks, sizeof(float));
+                    float *ax = malloc(sizeof(float) * (size_t)xs);
+                    float *ady = malloc(sizeof(float) * (size_t)(oc * ldy));
+                    for (long j = 0; j < xs; j++)
+                        ax[j] = fabsf(x[j]);
+                    for (long j = 0; j < oc * ldy; j++)
+                        ady[j] = fabsf(dy[j]);
+                    conv_dw_scalar(x, c, h, w, dy, ldy, oc, pad, want);
+                    kernel(x, c, h, w, dy, ldy, oc, pad, got);
+                    conv_dw_scalar(ax, c, h, w, ady, ldy, oc, pad, mag);  // Σ |terms|
+                    for (long j = 0; j < ks; j++)
+                        cr_assert(fabsf(got[j] - want[j]) <= 1e-6f * (mag[j] + 1.0f),
+                                  "conv_dw_%s c %d, %d×%d, pad %d: dw[%ld] = %.9g, scalar %.9g",
+                                  isa_name(isa), c, h, w, pad, j, got[j], want[j]);
+                    free(x);
+                    free(dy);
+                    free(want);
+                    free(got);
+                    free(mag);
+                    free(ax);
+                    free(ady);
+                }
+}
+
+Test(conv, conv_dw_avx2_agrees_with_scalar) { conv_dw_against_scalar(ISA_AVX2); }
+Test(conv, conv_dw_avx512_agrees_with_scalar) { conv_dw_against_scalar(ISA_AVX512); }
+Test(conv, conv_dw_neon_agrees_with_scalar) { conv_dw_against_scalar(ISA_NEON); }
+
+// The fused ReLU-and-pooling row of each ISA against the scalar one: the
+// same maxima and codes, bit for bit, at every width around the vector
+// size, on values with many ties (a quarter of a grid of eight levels) and
+// many below zero.
+static void relu_pool_row_against_scalar(enum isa isa)
+{
+    if (!isa_supported(isa))
+        cr_skip_test("this CPU (%s) cannot run %s code", cpu_model(), isa_name(isa));
+    relu_pool_row_fn *row = relu_pool_row_kernel(isa);
+    for (int ow = 1; ow <= 40; ow++) {
+        int w = 2 * ow + ow % 2;
+        float *x = filled(2L * w, 1900 + ow);
+        for (int j = 0; j < 2 * w; j++)
+            x[j] = floorf(x[j] * 4.0f) / 4.0f;
+        float want[41], got[41];
+        unsigned char k_want[41], k_got[41];
+        got[ow] = -1.0f;  // past the row: never written
+        k_got[ow] = 9;
+        relu_pool_row_scalar(x, x + w, ow, 0.25f, want, k_want);
+        row(x, x + w, ow, 0.25f, got, k_got);
+        cr_assert(got[ow] == -1.0f && k_got[ow] == 9, "relu_pool_row_%s ow %d wrote past the row",
+                  isa_name(isa), ow);
+        for (int q = 0; q < ow; q++)
+            cr_assert(memcmp(&got[q], &want[q], sizeof(float)) == 0 && k_got[q] == k_want[q],
+                      "relu_pool_row_%s ow %d: y[%d] = %g (code %d), scalar %g (code %d)",
+                      isa_name(isa), ow, q, got[q], k_got[q], want[q], k_want[q]);
+        free(x);
+    }
+}
+
+Test(conv, relu_pool_row_avx2_agrees_with_scalar) { relu_pool_row_against_scalar(ISA_AVX2); }
+Test(conv, relu_pool_row_avx512_agrees_with_scalar) { relu_pool_row_against_scalar(ISA_AVX512); }
+Test(conv, relu_pool_row_neon_agrees_with_scalar) { relu_pool_row_against_scalar(ISA_NEON); }
 
 // Every direct kernel this CPU runs against the scalar one, at every row
 // length around the vector widths (the masks and the scalar ends), both
@@ -856,14 +1195,16 @@ static struct tiny tiny_new(void)
     return m;
 }
 
-static void tiny_step(struct tape *t, struct tiny *m, const float *images, int n)
+// fused: the first layer's convolution, ReLU and pooling as one op.
+static void tiny_step(struct tape *t, struct tiny *m, const float *images, int n, int fused)
 {
     struct tensor *p[6] = {m->w1, m->b1, m->w2, m->b2, m->w3, m->b3};
     for (int i = 0; i < 6; i++)
         tensor_zero_grad(p[i]);
     tape_clear(t);
     struct tensor *x = tensor_from(t, 4, (int[]){n, 1, 12, 11}, images, (long)n * 12 * 11);
-    struct tensor *h = op_maxpool2(t, op_conv2d_relu(t, x, m->w1, m->b1, 1, 0));  // 6×5×4
+    struct tensor *h = fused ? op_conv2d_relu_maxpool2(t, x, m->w1, m->b1, 1, 0)
+                             : op_maxpool2(t, op_conv2d_relu(t, x, m->w1, m->b1, 1, 0));  // 6×5×4
     h = op_conv2d(t, h, m->w2, m->b2, 1, 1);                                       // 8×5×4
     h = op_global_avgpool(t, op_conv2d(t, h, m->w3, m->b3, 1, 0));                 // 4
     struct tensor *loss = op_mean(t, op_mul(t, h, h));
@@ -877,16 +1218,18 @@ static void tiny_free(struct tiny *m)
         tensor_free(p[i]);
 }
 
-// The same bits on one thread and on two, on every path: each image (and
-// each pooling plane) is one thread's, the GEMMs do not depend on the
-// thread count, and dW is summed in runs of images fixed by the batch size.
+// The same bits on one thread and on two, on every path, with the first
+// layer's pooling fused or not: each image (and each pooling plane) is one
+// thread's, the GEMMs do not depend on the thread count, and dW is summed in
+// runs of images fixed by the batch size.
 Test(conv, same_bits_on_one_and_two_threads)
 {
     enum { N = 37 };  // runs of two and three images for dW, on either count
     float *images = filled((long)N * 12 * 11, 77);
     int threads = omp_get_max_threads();
     const enum conv_path paths[] = {CONV_AUTO, CONV_IM2COL, CONV_1X1, CONV_DIRECT};
-    for (int p = 0; p < 4; p++) {
+    for (int pf = 0; pf < 8; pf++) {
+        int p = pf % 4, fused = pf / 4;
         static float grads[2][6][8 * 6 * 9];
         memset(grads, 0, sizeof grads);
         for (int run = 0; run < 2; run++) {
@@ -895,7 +1238,7 @@ Test(conv, same_bits_on_one_and_two_threads)
             struct tape_config c = tape_config_default();
             c.conv = paths[p];
             struct tape *t = tape_new(&c);
-            tiny_step(t, &m, images, N);
+            tiny_step(t, &m, images, N, fused);
             struct tensor *ps[6] = {m.w1, m.b1, m.w2, m.b2, m.w3, m.b3};
             for (int i = 0; i < 6; i++)
                 memcpy(grads[run][i], ps[i]->grad, sizeof(float) * (size_t)ps[i]->size);
@@ -905,43 +1248,47 @@ Test(conv, same_bits_on_one_and_two_threads)
         omp_set_num_threads(threads);
         for (int i = 0; i < 6; i++)
             cr_assert(memcmp(grads[0][i], grads[1][i], sizeof grads[0][i]) == 0,
-                      "%s path: parameter %d's gradient differs on 1 and 2 threads",
-                      conv_path_name(paths[p]), i);
+                      "%s path%s: parameter %d's gradient differs on 1 and 2 threads",
+                      conv_path_name(paths[p]), fused ? ", pooling fused" : "", i);
     }
     free(images);
 }
 
 // After the first step, a step asks the tape for the same sizes in the same
-// order and never calls malloc, with the arena or planned memory.
+// order and never calls malloc, with the arena or planned memory, with the
+// first pooling fused or not.
 static void tiny_zero_alloc(enum memory_mode memory)
 {
     enum { N = 4 };
     float *images = filled((long)N * 12 * 11, 78);
     if (malloc_calls() < 0)
         cr_skip_test("counting malloc needs AddressSanitizer's hooks (the test build has them)");
-    struct tiny m = tiny_new();
-    struct tape_config c = tape_config_default();
-    c.memory = memory;
-    struct tape *t = tape_new(&c);
-    long allocations = malloc_calls();
-    size_t reserved = 0;
-    for (int step = 0; step < 4; step++) {
-        tiny_step(t, &m, images, N);
-        long now = malloc_calls();
-        if (step == 0) {
-            cr_assert_gt(now, allocations, "%s: the first step reserves the tape's memory: "
-                         "not counted", tape_memory_name(memory));
-            reserved = tape_reserved_bytes(t);
-        } else {
-            cr_assert_eq(now, allocations, "%s: step %d called malloc %ld times",
-                         tape_memory_name(memory), step + 1, now - allocations);
+    const char *name = tape_memory_name(memory);
+    for (int fused = 0; fused < 2; fused++) {
+        struct tiny m = tiny_new();
+        struct tape_config c = tape_config_default();
+        c.memory = memory;
+        struct tape *t = tape_new(&c);
+        long allocations = malloc_calls();
+        size_t reserved = 0;
+        for (int step = 0; step < 4; step++) {
+            tiny_step(t, &m, images, N, fused);
+            long now = malloc_calls();
+            if (step == 0) {
+                cr_assert_gt(now, allocations,
+                             "%s: the first step reserves the tape's memory: not counted", name);
+                reserved = tape_reserved_bytes(t);
+            } else {
+                cr_assert_eq(now, allocations, "%s, fused %d: step %d called malloc %ld times",
+                             name, fused, step + 1, now - allocations);
+            }
+            cr_assert_eq(tape_reserved_bytes(t), reserved,
+                         "%s, fused %d: step %d grew the tape's memory", name, fused, step + 1);
+            allocations = now;
         }
-        cr_assert_eq(tape_reserved_bytes(t), reserved, "%s: step %d grew the tape's memory",
-                     tape_memory_name(memory), step + 1);
-        allocations = now;
+        tape_free(t);
+        tiny_free(&m);
     }
-    tape_free(t);
-    tiny_free(&m);
     free(images);
 }
 
@@ -1135,6 +1482,63 @@ Test(nn_cnn, forward_shapes_gradients_and_a_bad_width)
     cr_assert_null(m.forward(&m, t, tensor_new(t, 2, (int[]){3, 783})));
     cr_assert(strstr(tape_error(t), "reshape"), "%s", tape_error(t));
     tape_free(t);
+    nn_model_free(&m);
+}
+
+// The network with neither convolution fused with its pooling, with conv1's
+// only, and with both (nn_cnn_set_fused): the same logits and the same
+// gradients, bit for bit, on every conv path.
+Test(nn_cnn, fused_and_unfused_poolings_give_the_same_bits)
+{
+    enum { N = 5 };
+    const enum conv_path paths[] = {CONV_IM2COL, CONV_DIRECT, CONV_AUTO};
+    char err[256];
+    for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
+        float logits[3][N * 10];
+        float *grads[3][8];
+        long size[8];
+        for (int fused = 0; fused < 3; fused++) {
+            struct nn_model m;
+            cr_assert_eq(nn_cnn_init(&m, 5, err, sizeof err), 0, "%s", err);
+            cr_assert_eq(nn_cnn_set_fused(&m, fused), 0);
+            struct tape_config config = tape_config_default();
+            config.conv = paths[p];
+            struct tape *t = tape_new(&config);
+            struct tensor *x = tensor_new(t, 2, (int[]){N, 784});
+            mat_fill_random(x->data, N, 784, 784, 11);
+            struct tensor *y = m.forward(&m, t, x);
+            cr_assert_not_null(y, "%s", tape_error(t));
+            memcpy(logits[fused], y->data, sizeof logits[fused]);
+            int labels[N] = {0, 3, 9, 4, 7};
+            nn_zero_grad(&m);
+            cr_assert_eq(tape_backward(t, op_cross_entropy(t, y, labels, N)), 0, "%s",
+                         tape_error(t));
+            for (int i = 0; i < 8; i++) {
+                size[i] = m.params[i]->size;
+                size_t bytes = sizeof(float) * (size_t)size[i];
+                grads[fused][i] = malloc(bytes);
+                memcpy(grads[fused][i], m.params[i]->grad, bytes);
+            }
+            tape_free(t);
+            nn_model_free(&m);
+        }
+        for (int fused = 1; fused < 3; fused++) {
+            cr_assert(memcmp(logits[fused], logits[0], sizeof logits[0]) == 0,
+                      "%s path, %d fused: other logits", conv_path_name(paths[p]), fused);
+            for (int i = 0; i < 8; i++)
+                cr_assert(memcmp(grads[fused][i], grads[0][i], sizeof(float) * (size_t)size[i]) ==
+                              0,
+                          "%s path, %d fused: parameter %d's gradient differs",
+                          conv_path_name(paths[p]), fused, i);
+        }
+        for (int fused = 0; fused < 3; fused++)
+            for (int i = 0; i < 8; i++)
+                free(grads[fused][i]);
+    }
+    struct nn_model m;
+    cr_assert_eq(nn_cnn_init(&m, 5, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(nn_cnn_set_fused(&m, 3), -1, "only 0, 1 or 2 convolutions");
+    cr_assert_eq(nn_cnn_set_fused(&m, -1), -1);
     nn_model_free(&m);
 }
 
@@ -1403,5 +1807,46 @@ Test(nn_cnn, run_cnn_trains_on_a_set_the_list_does_not_know, .timeout = 600)
     write_own_set_in(dir, "small", 20, 10, 14, 0, NULL);
     expect_refusal(dir, "run_cnn", "--data small --epochs 1 --threads 1",
                    "the CNN reads 28×28 images; small has 14×14");
+    remove_tree(dir);
+}
+
+// run_cnn as a student runs it for chapter 8's figures: conv1's 32 filters
+// (4 rows of 8 tiles of 3×3) and its 32 feature maps of one test image (of
+// 26×26), a value's gap between two tiles; an image the test set does not
+// have is refused before any training.
+Test(train_cli, run_cnn_writes_conv1s_filters_and_maps, .timeout = 300)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/test08-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    expect_training_with_a_note(dir, "run_cnn", "own",
+                                "--batch 32 --epochs 1 --threads 1 --filters filters.csv "
+                                "--maps maps.csv --image 31 --confusion confusion.csv",
+                                64, 32, 0, 1);
+    int rows, fields;
+    double sum;
+    table_shape(dir, "filters.csv", &rows, &fields, &sum);
+    cr_assert_eq(rows, 4 * 4 - 1);
+    cr_assert_eq(fields, 8 * 4 - 1);
+    cr_assert_gt(sum, 0.0);
+    table_shape(dir, "maps.csv", &rows, &fields, &sum);
+    cr_assert_eq(rows, 4 * 27 - 1);
+    cr_assert_eq(fields, 8 * 27 - 1);
+    char *filters = read_text(dir, "filters.csv");
+    const char *bias;
+    cr_assert_eq(lines_starting(filters, "# bias: ", &bias), 1, "%s", filters);
+    int commas = 0;
+    for (const char *c = bias; *c != '\n'; c++)
+        commas += *c == ',';
+    cr_assert_eq(commas, 31, "a bias per filter: %.300s", bias);
+    free(filters);
+    char *maps = read_text(dir, "maps.csv");
+    cr_assert_not_null(strstr(maps, "for test image 31, label 1\n"), "%s", maps);  // 31 % 10
+    free(maps);
+    char *log = read_text(dir, "log");
+    cr_assert_not_null(strstr(log, "confusion matrix of the 32 test images"), "%s", log);
+    free(log);
+    expect_refusal(dir, "run_cnn", "--data own --epochs 1 --maps m.csv --image 32",
+                   "error: --image 32: own's test set has 32 images (0..31)");
     remove_tree(dir);
 }

@@ -521,6 +521,23 @@ Test(book, last_picks_the_row_with_the_largest_value)
                  0);
 }
 
+// stat= sums a column up over the rows selected (one per seed): the mean,
+// the sample standard deviation, the extremes and the count; another
+// statistic is an error that names the ones there are.
+Test(book, stat_sums_up_a_column_over_rows)
+{
+    cr_assert_eq(sh("BOOK_ROOT=. pandoc -f markdown --lua-filter tools/book.lua -t plain "
+                    "--wrap=none tests/book/seeds.md 2>&1 | grep -q 'Mean 87.00 %, spread "
+                    "1.00 %, from 86.00 % to 88.00 % over 3 seeds.'"),
+                 0);
+    cr_assert_neq(sh("printf '%s\\n' 'x []{.result file=\"tests/book/seeds-results.csv\" "
+                     "column=\"test_acc\" stat=\"median\"}' | BOOK_ROOT=. pandoc -f markdown "
+                     "--lua-filter tools/book.lua -t plain >/dev/null 2>/tmp/book-stat.txt"),
+                  0);
+    cr_assert_not_null(strstr(read_file("/tmp/book-stat.txt"), "mean, sd, min, max and n"),
+                       "%s", read_file("/tmp/book-stat.txt"));
+}
+
 // A results file measured with OpenBLAS held back carries its note into the
 // book, under the table.
 Test(book, a_held_back_openblas_is_noted_under_its_table)

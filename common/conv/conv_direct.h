@@ -27,4 +27,37 @@ conv_direct_fn conv_direct_avx2;
 conv_direct_fn conv_direct_avx512;
 conv_direct_fn conv_direct_neon;
 
+// The same convolution with its bias, ReLU and 2×2 max pooling in one kernel,
+// for op_conv2d_relu_maxpool2 on the direct path. One image at a time:
+//   x is c×h×w; oh and ow as above (both at least 2);
+//   kt is the filters turned round, c×3×3×oc: kt[((ch·3 + u)·3 + v)·oc + o]
+//   holds k[o][ch][u][v], so the oc weights of one tap sit side by side;
+//   y and code are oc×(oh/2)×(ow/2):
+//     y[o][r][q] = the largest of relu(conv[o][2r + a][2q + b]), a, b ∈ {0, 1},
+//     code[o][r][q] = 2a + b of the first of them (in reading order) that is
+//   largest, where conv is bias[o] plus the sum above. The convolution's output
+//   never leaves the registers: only the maxima and a byte each are written.
+// Each output of the convolution sums its terms as conv_direct_fn does (from
+// the bias, in the order ch, u, v, the vector paths with FMA), so y is what
+// the direct path's op_conv2d_relu then op_maxpool2 give, bit for bit.
+typedef void conv_pool_fn(const float *x, int c, int h, int w, const float *kt,
+                          const float *bias, int oc, int pad, float *y, unsigned char *code);
+
+// The backward of the direct path's weights: for an image x (c×h×w) and the
+// gradient dy of its output (oc planes of oh×ow, plane o at dy + o·ldy),
+//   dw[o][ch][u][v] += Σ_{r,q} dy[o][r][q]·x[ch][r+u−pad][q+v−pad]
+// (taps outside the image add nothing): dW as nine shifted dot products per
+// pair of channels, where the im2col path makes it a GEMM whose n is 9.
+typedef void conv_dw_fn(const float *x, int c, int h, int w, const float *dy, long ldy, int oc,
+                        int pad, float *dw);
+
+// The kernels of isa, as conv_direct_kernel.
+conv_pool_fn *conv_pool_kernel(enum isa isa);
+conv_dw_fn *conv_dw_kernel(enum isa isa);
+
+conv_pool_fn conv_pool_scalar;
+conv_pool_fn conv_pool_avx2;
+conv_dw_fn conv_dw_scalar;
+conv_dw_fn conv_dw_avx2;
+
 #endif

@@ -81,4 +81,203 @@ void conv_direct_avx2(const float *x, int c, int h, int w, const float *k, int o
             channel(x + (long)ch * h * w, h, w, k + ((long)o * c + ch) * 9, pad, y + o * plane);
 }
 
+// listing: conv_pool_avx2
+// The fused kernel turns the direct kernel round: a vector holds 8 output
+// channels of one pixel, not 8 pixels of one channel. A window of the
+// pooling is 4 outputs; with 16 channels that is 8 accumulators, 8
+// independent chains of FMAs (two FMA units that each take 4 cycles need
+// 8 in flight). Each tap loads its 16 weights once (two vectors) and each of
+// the four input pixels under it once (a broadcast), for 8 FMAs.
+static inline void tap(const float *kt, __m256i m0, __m256i m1, const float *px[4],
+                       __m256 acc[4][2])
+{
+    __m256 w0 = _mm256_maskload_ps(kt, m0), w1 = _mm256_maskload_ps(kt + L, m1);
+#pragma GCC unroll 4
+    for (int at = 0; at < 4; at++) {
+        if (!px[at])
+            continue;  // the padding adds nothing
+        __m256 xb = _mm256_broadcast_ss(px[at]);
+        acc[at][0] = _mm256_fmadd_ps(w0, xb, acc[at][0]);
+        acc[at][1] = _mm256_fmadd_ps(w1, xb, acc[at][1]);
+    }
+}
+
+// The same inside the image: the four pixels are p, p + 1, p + w, p + w + 1.
+static inline void tap_inside(const float *kt, __m256i m0, __m256i m1, const float *p, int w,
+                              __m256 acc[4][2])
+{
+    __m256 w0 = _mm256_maskload_ps(kt, m0), w1 = _mm256_maskload_ps(kt + L, m1);
+    const float *px[4] = {p, p + 1, p + w, p + w + 1};
+#pragma GCC unroll 4
+    for (int at = 0; at < 4; at++) {
+        __m256 xb = _mm256_broadcast_ss(px[at]);
+        acc[at][0] = _mm256_fmadd_ps(w0, xb, acc[at][0]);
+        acc[at][1] = _mm256_fmadd_ps(w1, xb, acc[at][1]);
+    }
+}
+
+// The ReLU and the pooling's rule on one vector of channels: the four
+// outputs clipped at zero, a later one taking the place of the best only
+// when it is larger.
+static inline void pool4(__m256 acc[4][2], int half, __m256 *best, __m256 *k)
+{
+    const __m256 zero = _mm256_setzero_ps();
+    *best = _mm256_max_ps(acc[0][half], zero);
+    *k = zero;
+#pragma GCC unroll 3
+    for (int at = 1; at < 4; at++) {
+        __m256 v = _mm256_max_ps(acc[at][half], zero);
+        __m256 win = _mm256_cmp_ps(v, *best, _CMP_GT_OQ);
+        *best = _mm256_blendv_ps(*best, v, win);
+        *k = _mm256_blendv_ps(*k, _mm256_set1_ps((float)at), win);
+    }
+}
+
+// The taps of one window over every input channel: its 4×4 input patch
+// starts at row iy = 2r − pad, column ix = 2q − pad of each channel. Inside
+// the image (always, without padding), tap (u, v) of output (2r + a, 2q + b)
+// reads patch[(a + u)·w + b + v] with no test; at the border each pixel is
+// tested, NULL in the padding.
+static inline void window_taps(const float *x, int c, int h, int w, const float *kt, int oc,
+                               __m256i m0, __m256i m1, int iy, int ix, __m256 acc[4][2])
+{
+    if (iy >= 0 && iy + 3 < h && ix >= 0 && ix + 3 < w) {
+        const float *patch = x + (long)iy * w + ix;
+        for (int ch = 0; ch < c; ch++, patch += (long)h * w)
+#pragma GCC unroll 3
+            for (int u = 0; u < 3; u++)
+#pragma GCC unroll 3
+                for (int v = 0; v < 3; v++)
+                    tap_inside(kt + ((ch * 3 + u) * 3 + v) * oc, m0, m1, patch + u * w + v, w,
+                               acc);
+        return;
+    }
+    for (int ch = 0; ch < c; ch++)
+        for (int u = 0; u < 3; u++)
+            for (int v = 0; v < 3; v++) {
+                const float *px[4];
+                for (int at = 0; at < 4; at++) {
+                    int y = iy + at / 2 + u, xx = ix + at % 2 + v;
+                    px[at] = y >= 0 && y < h && xx >= 0 && xx < w
+                                 ? x + ((long)ch * h + y) * w + xx
+                                 : NULL;
+                }
+                tap(kt + ((ch * 3 + u) * 3 + v) * oc, m0, m1, px, acc);
+            }
+}
+
+void conv_pool_avx2(const float *x, int c, int h, int w, const float *kt, const float *bias,
+                    int oc, int pad, float *y, unsigned char *code)
+{
+    int ph = (h + 2 * pad - 2) / 2, pw = (w + 2 * pad - 2) / 2;
+    long plane = (long)ph * pw;
+    for (int o0 = 0; o0 < oc; o0 += 2 * L) {
+        int n = oc - o0 < 2 * L ? oc - o0 : 2 * L;  // channels in this block
+        __m256i m0 = first(n), m1 = first(n - L);
+        __m256 b0 = _mm256_maskload_ps(bias + o0, m0), b1 = _mm256_maskload_ps(bias + o0 + L, m1);
+        for (int r = 0; r < ph; r++)
+            for (int q = 0; q < pw; q++) {
+                __m256 acc[4][2];
+#pragma GCC unroll 4
+                for (int at = 0; at < 4; at++) {
+                    acc[at][0] = b0;
+                    acc[at][1] = b1;
+                }
+                window_taps(x, c, h, w, kt + o0, oc, m0, m1, 2 * r - pad, 2 * q - pad, acc);
+                // Only the pooled maxima and their codes leave the registers.
+                float best[2 * L], k[2 * L];
+#pragma GCC unroll 2
+                for (int half = 0; half < 2; half++) {
+                    __m256 bv, kv;
+                    pool4(acc, half, &bv, &kv);
+                    _mm256_storeu_ps(best + half * L, bv);
+                    _mm256_storeu_ps(k + half * L, kv);
+                }
+                long at = (long)o0 * plane + (long)r * pw + q;
+                for (int l = 0; l < n; l++) {
+                    y[at + l * plane] = best[l];
+                    code[at + l * plane] = (unsigned char)k[l];
+                }
+            }
+    }
+}
+// end listing
+
+// Σ of the 8 lanes, in a fixed order.
+static float lanes_sum(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+// listing: conv_dw_avx2
+// For one pair of channels (o, ch) the nine weights' gradients are nine
+// sums over the same output positions: one accumulator each, nine
+// independent chains that hide the FMA's latency; the lanes are added once,
+// at the end. Two output rows at a time share their input rows: four input
+// rows, three shifted vectors each, feed the 18 FMAs of the two rows, 14
+// loads where one row at a time needs 10 for 9. Inside the row (always, but
+// at its end), the loads are plain ones: a masked load is slower.
+static inline void dw_rows(const float *xc, int h, int w, const float *g0, const float *g1,
+                           int r, int pad, int q0, __m256i m[3], __m256i all, int full,
+                           __m256 acc[9])
+{
+    __m256 d0 = full ? _mm256_loadu_ps(g0) : _mm256_maskload_ps(g0, all);
+    __m256 d1 = _mm256_setzero_ps();
+    if (g1)
+        d1 = full ? _mm256_loadu_ps(g1) : _mm256_maskload_ps(g1, all);
+    // Unrolled, so that the nine accumulators live in registers.
+#pragma GCC unroll 4
+    for (int u = 0; u < 4; u++) {
+        int iy = r + u - pad;
+        if (iy < 0 || iy >= h || (u == 3 && !g1))
+            continue;
+        const float *xr = xc + (long)iy * w + q0 - pad;
+#pragma GCC unroll 3
+        for (int v = 0; v < 3; v++) {
+            __m256 xv = full ? _mm256_loadu_ps(xr + v) : _mm256_maskload_ps(xr + v, m[v]);
+            if (u < 3)  // row r, tap (u, v)
+                acc[u * 3 + v] = _mm256_fmadd_ps(d0, xv, acc[u * 3 + v]);
+            if (u > 0 && g1)  // row r + 1, tap (u − 1, v)
+                acc[(u - 1) * 3 + v] = _mm256_fmadd_ps(d1, xv, acc[(u - 1) * 3 + v]);
+        }
+    }
+}
+
+void conv_dw_avx2(const float *x, int c, int h, int w, const float *dy, long ldy, int oc,
+                  int pad, float *dw)
+{
+    int oh = h + 2 * pad - 2, ow = w + 2 * pad - 2;
+    for (int o = 0; o < oc; o++)
+        for (int ch = 0; ch < c; ch++) {
+            const float *xc = x + (long)ch * h * w;
+            __m256 acc[9];
+#pragma GCC unroll 9
+            for (int t = 0; t < 9; t++)
+                acc[t] = _mm256_setzero_ps();
+            for (int q0 = 0; q0 < ow; q0 += L) {
+                int lanes = ow - q0 < L ? ow - q0 : L;
+                // Every tap of the chunk reads columns q0 − pad .. q0 − pad + 9.
+                int full = lanes == L && q0 - pad >= 0 && q0 - pad + L + 2 <= w;
+                __m256i all = first(lanes), m[3];
+                for (int v = 0; v < 3; v++)
+                    m[v] = inside(q0, lanes, v, pad, w);
+                const float *g = dy + o * ldy + q0;
+                for (int r = 0; r < oh; r += 2) {
+                    const float *g1 = r + 1 < oh ? g + (long)(r + 1) * ow : NULL;
+                    if (full)
+                        dw_rows(xc, h, w, g + (long)r * ow, g1, r, pad, q0, m, all, 1, acc);
+                    else
+                        dw_rows(xc, h, w, g + (long)r * ow, g1, r, pad, q0, m, all, 0, acc);
+                }
+            }
+            float *d = dw + ((long)o * c + ch) * 9;
+            for (int t = 0; t < 9; t++)
+                d[t] += lanes_sum(acc[t]);
+        }
+}
+// end listing
+
 #endif

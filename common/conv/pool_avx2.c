@@ -1,6 +1,7 @@
 // The max-pooling row (pool_row.h) with AVX2: 8 outputs at a time, the
 // rest by the plain loop.
 #include <immintrin.h>
+#include <string.h>
 
 #include "pool_row.h"
 
@@ -47,4 +48,51 @@ void maxpool_row_avx2(const float *top, const float *bottom, int w, int ow, int 
         _mm256_storeu_si256((__m256i *)(where + q), _mm256_add_epi32(at, k));
     }
     maxpool_row_scalar(top + 2 * q, bottom + 2 * q, w, ow - q, first + 2 * q, y + q, where + q);
+}
+
+// All-ones in lanes 0 .. lanes−1 (none when lanes ≤ 0).
+static __m256i first_lanes(int lanes)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(lanes), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// The fused row (pool_row.h): 8 windows at a time, as above, each of the
+// four elements given its bias and clipped first. The last n < 8 windows
+// take the same path with masked loads and stores (a masked lane is never
+// read): conv2's rows are 5 windows wide, and a plain loop over them cost
+// more than the pass the fusion saves. The codes are the lanes' low bytes,
+// gathered into 8 bytes.
+void relu_pool_row_avx2(const float *top, const float *bottom, int ow, float bias, float *y,
+                        unsigned char *code)
+{
+    const __m256 b = _mm256_set1_ps(bias), zero = _mm256_setzero_ps();
+    const __m256i low_bytes = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                               -1, -1, -1, 0, 4, 8, 12, -1, -1, -1, -1, -1, -1,
+                                               -1, -1, -1, -1, -1, -1);
+    for (int q = 0; q < ow; q += 8) {
+        int n = ow - q < 8 ? ow - q : 8;  // windows in this chunk
+        __m256i m0 = first_lanes(2 * n), m1 = first_lanes(2 * n - 8);
+        const float *t = top + 2 * q, *d = bottom + 2 * q;
+        __m256 t0 = _mm256_maskload_ps(t, m0), t1 = _mm256_maskload_ps(t + 8, m1);
+        __m256 d0 = _mm256_maskload_ps(d, m0), d1 = _mm256_maskload_ps(d + 8, m1);
+        __m256 v[4] = {columns(t0, t1, 0), columns(t0, t1, 1), columns(d0, d1, 0),
+                       columns(d0, d1, 1)};
+        __m256 best = _mm256_max_ps(_mm256_add_ps(v[0], b), zero);
+        __m256i k = _mm256_setzero_si256();
+        for (int at = 1; at < 4; at++) {
+            __m256 r = _mm256_max_ps(_mm256_add_ps(v[at], b), zero);
+            __m256 win = _mm256_cmp_ps(r, best, _CMP_GT_OQ);
+            best = _mm256_blendv_ps(best, r, win);
+            k = _mm256_blendv_epi8(k, _mm256_set1_epi32(at), _mm256_castps_si256(win));
+        }
+        __m256i packed = _mm256_shuffle_epi8(k, low_bytes);
+        int bytes[2] = {_mm256_extract_epi32(packed, 0), _mm256_extract_epi32(packed, 4)};
+        if (n == 8) {
+            _mm256_storeu_ps(y + q, best);
+            memcpy(code + q, bytes, 8);
+        } else {
+            _mm256_maskstore_ps(y + q, first_lanes(n), best);
+            memcpy(code + q, bytes, (size_t)n);
+        }
+    }
 }

@@ -54,3 +54,41 @@ maxpool_row_fn *maxpool_row_kernel(enum isa isa)
 {
     return by_isa[isa];
 }
+
+// listing: relu_pool_row
+void relu_pool_row_scalar(const float *top, const float *bottom, int ow, float bias, float *y,
+                          unsigned char *code)
+{
+    for (int q = 0; q < ow; q++) {
+        const float v[4] = {top[2 * q] + bias, top[2 * q + 1] + bias, bottom[2 * q] + bias,
+                            bottom[2 * q + 1] + bias};
+        float best = v[0] > 0.0f ? v[0] : 0.0f;
+        int k = 0;
+        for (int at = 1; at < 4; at++) {
+            float r = v[at] > 0.0f ? v[at] : 0.0f;
+            k = r > best ? at : k;
+            best = r > best ? r : best;
+        }
+        y[q] = best;
+        code[q] = (unsigned char)k;
+    }
+}
+// end listing
+
+// An AVX-512 CPU runs the AVX2 row (AVX2 is part of it); on AArch64 the
+// plain loop serves until a NEON version is written and tested.
+static relu_pool_row_fn *const relu_by_isa[ISA_COUNT] = {
+    [ISA_SCALAR] = relu_pool_row_scalar,
+#if defined(__x86_64__)
+    [ISA_AVX2] = relu_pool_row_avx2,
+    [ISA_AVX512] = relu_pool_row_avx2,
+#endif
+#if defined(__aarch64__)
+    [ISA_NEON] = relu_pool_row_scalar,
+#endif
+};
+
+relu_pool_row_fn *relu_pool_row_kernel(enum isa isa)
+{
+    return relu_by_isa[isa];
+}

@@ -23,4 +23,23 @@ maxpool_row_fn maxpool_row_neon;
 // op_maxpool2 asks for its tape's ISA.
 maxpool_row_fn *maxpool_row_kernel(enum isa isa);
 
+// One row of the ReLU and pooling that op_conv2d_relu_maxpool2 fuses after a
+// convolution computed by a GEMM: from two rows of a plane of the GEMM's
+// output, top and bottom, and the plane's bias, ow outputs
+//   y[q] = the largest of relu(top[2q] + bias), relu(top[2q+1] + bias),
+//          relu(bottom[2q] + bias), relu(bottom[2q+1] + bias)
+//   code[q] = 0, 1, 2 or 3: which of the four, the first on a tie.
+// relu(v) is v > 0 ? v : 0, so the four are never NaN and the rule is the
+// one above: a later one wins only when it is larger. The bias is added
+// first, as the unfused copy does: every path gives the bits of op_conv2d_relu
+// then op_maxpool2.
+typedef void relu_pool_row_fn(const float *top, const float *bottom, int ow, float bias, float *y,
+                              unsigned char *code);
+
+relu_pool_row_fn relu_pool_row_scalar;
+relu_pool_row_fn relu_pool_row_avx2;
+
+// The kernel of isa, as maxpool_row_kernel.
+relu_pool_row_fn *relu_pool_row_kernel(enum isa isa);
+
 #endif

@@ -65,4 +65,20 @@ void dataset_shuffle(int *order, int n, uint64_t seed);
 int dataset_batch(const struct dataset_split *s, const int *order, int start, int count,
                   float *x, int *y);
 
+// A training split cut in two: val holds n of its images, chosen by seed (the
+// same n and seed give the same images on every machine), train the rest;
+// no image is in both. Each part keeps the file's order. index[i] is the
+// original position of the training part's image i (i < train.count), then
+// of the validation part's (index[train.count + j]). The parts own copies of
+// their bytes: free them with dataset_holdout_free.
+struct dataset_holdout {
+    struct dataset_split train, val;
+    int *index;
+    unsigned char *images, *labels;
+};
+// Returns 0, or -1 with a message in err (n out of 1..count-1, out of memory).
+int dataset_holdout(const struct dataset_split *all, int n, uint64_t seed,
+                    struct dataset_holdout *h, char *err, size_t errlen);
+void dataset_holdout_free(struct dataset_holdout *h);
+
 #endif

@@ -229,8 +229,10 @@ void lazy_program_stats(const struct lazy_program *p, struct lazy_program_stats 
 // One line per kernel: its name, what it fused, its bytes and what the
 // fusion saved against one kernel per op; then the totals.
 void lazy_program_report(const struct lazy_program *p, FILE *f);
-// Every kernel's generated C source, each under its file's path.
-void lazy_program_dump(const struct lazy_program *p, FILE *f);
+// Every kernel's generated C source, each under its file's path and between
+// markers named `prefix-NAME` ("step-k00_matmul_add_max"), so that a saved
+// dump can be quoted kernel by kernel (chapter 9 does).
+void lazy_program_dump(const struct lazy_program *p, const char *prefix, FILE *f);
 // Timing each kernel of every run (on: also clears the sums).
 void lazy_program_profile(struct lazy_program *p, int on);
 int lazy_program_kernel_count(const struct lazy_program *p);

@@ -294,10 +294,11 @@ void lazy_program_report(const struct lazy_program *p, FILE *f)
             s->kernels, s->bytes_read, s->bytes_written, s->bytes_unfused, s->bytes_floor);
 }
 
-void lazy_program_dump(const struct lazy_program *p, FILE *f)
+void lazy_program_dump(const struct lazy_program *p, const char *prefix, FILE *f)
 {
     for (int k = 0; k < p->s.nkernels; k++)
-        fprintf(f, "// ---- %s\n%s\n", p->s.kernels[k].path, p->s.kernels[k].source);
+        fprintf(f, "// ---- %s\n// listing: %s-%s\n%s// end listing\n\n", p->s.kernels[k].path,
+                prefix, p->s.kernels[k].name, p->s.kernels[k].source);
 }
 
 int lazy_realize(struct lazy_graph *g, struct lazy_node *node, float *out,

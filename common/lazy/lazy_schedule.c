@@ -1,6 +1,7 @@
 // The scheduler: which nodes share a loop (fusion), which values go to
 // memory, in which order the kernels run, and how many bytes each moves.
 //
+// listing: schedule_rules
 // The rules, in the order they are applied:
 //   1. A matmul starts a kernel of its own (a GEMM), and so does a reduce
 //      (a loop over the rows it reduces), and so does an elementwise value
@@ -16,6 +17,7 @@
 //      what reading it would, and its arithmetic is free next to memory.
 //   4. A value goes to memory when a later kernel reads it (or it is an
 //      output); everything else lives in registers within its kernel.
+// end listing
 #include <stdlib.h>
 #include <string.h>
 

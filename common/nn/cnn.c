@@ -21,36 +21,73 @@ enum {
 };
 
 // listing: cnn_forward
+// A convolution with its ReLU and 2×2 max pooling: one op,
+// op_conv2d_relu_maxpool2, or two, op_conv2d_relu then op_maxpool2. The
+// same bits either way; which is faster is a measurement (chapter 8).
+static struct tensor *conv_block(struct tape *t, struct tensor *x, struct tensor *w,
+                                 struct tensor *bias, int fused)
+{
+    if (fused)
+        return op_conv2d_relu_maxpool2(t, x, w, bias, 1, 0);
+    // The convolution's output is read by its pooling and by nothing after
+    // it: tape_done says so, for the first step, which cannot know (chapter 6).
+    struct tensor *c = op_conv2d_relu(t, x, w, bias, 1, 0);
+    struct tensor *pooled = op_maxpool2(t, c);
+    tape_done(t, c);
+    return pooled;
+}
+
 // x is b×784, a batch of flattened images; seen (no copy) as b×1×28×28,
 // NCHW. The parameters are, in order: conv1 w (32×1×3×3) and bias (32),
 // conv2 w (64×32×3×3) and bias (64), fc1 w (1600×128) and bias (128),
-// fc2 w (128×10) and bias (10).
-static struct tensor *cnn_forward(struct nn_model *m, struct tape *t, struct tensor *x)
+// fc2 w (128×10) and bias (10). The first fused_convs convolutions are
+// fused with their pooling.
+static struct tensor *cnn_forward_fused(struct nn_model *m, struct tape *t, struct tensor *x,
+                                        int fused_convs)
 {
     if (!x)
         return NULL;
     struct tensor **p = m->params;
     int b = x->shape[0];
     x = op_reshape(t, x, 4, (int[]){b, 1, IMG, IMG});
-    // Each convolution's output is read by its pooling and by nothing after
-    // it: tape_done says so, for the first step, which cannot know (chapter 6).
-    struct tensor *c = op_conv2d_relu(t, x, p[0], p[1], 1, 0);  // b×32×26×26
-    x = op_maxpool2(t, c);                                       // b×32×13×13
-    tape_done(t, c);
-    c = op_conv2d_relu(t, x, p[2], p[3], 1, 0);                  // b×64×11×11
-    x = op_maxpool2(t, c);                                       // b×64×5×5
-    tape_done(t, c);
-    x = op_reshape(t, x, 2, (int[]){b, FLAT});                   // b×1600, channel-major
-    x = op_relu(t, op_linear(t, x, p[4], p[5]));                 // b×128
-    return op_linear(t, x, p[6], p[7]);                          // b×10 logits, or NULL
+    x = conv_block(t, x, p[0], p[1], fused_convs >= 1);  // b×32×13×13
+    x = conv_block(t, x, p[2], p[3], fused_convs >= 2);  // b×64×5×5
+    x = op_reshape(t, x, 2, (int[]){b, FLAT});           // b×1600, channel-major
+    x = op_relu(t, op_linear(t, x, p[4], p[5]));         // b×128
+    return op_linear(t, x, p[6], p[7]);                  // b×10 logits, or NULL
 }
 // end listing
+
+static struct tensor *cnn_forward_0(struct nn_model *m, struct tape *t, struct tensor *x)
+{
+    return cnn_forward_fused(m, t, x, 0);
+}
+
+static struct tensor *cnn_forward_1(struct nn_model *m, struct tape *t, struct tensor *x)
+{
+    return cnn_forward_fused(m, t, x, 1);
+}
+
+static struct tensor *cnn_forward_2(struct nn_model *m, struct tape *t, struct tensor *x)
+{
+    return cnn_forward_fused(m, t, x, 2);
+}
+
+static nn_forward_fn *const cnn_forwards[3] = {cnn_forward_0, cnn_forward_1, cnn_forward_2};
+
+int nn_cnn_set_fused(struct nn_model *m, int convs)
+{
+    if (convs < 0 || convs > 2)
+        return -1;
+    m->forward = cnn_forwards[convs];
+    return 0;
+}
 
 int nn_cnn_init(struct nn_model *m, uint64_t seed, char *err, size_t errlen)
 {
     memset(m, 0, sizeof *m);
     snprintf(m->desc, sizeof m->desc, "cnn 1x28x28-c32-p-c64-p-128-10");
-    m->forward = cnn_forward;
+    m->forward = cnn_forwards[NN_CNN_FUSED];
     m->inputs = IMG * IMG;  // a flattened image, as for the MLP
     m->forward_flops = nn_cnn_forward_flops();
     m->train_flops = nn_cnn_train_flops();

@@ -32,8 +32,16 @@ void train_flags_add(struct flags *f, struct train_options *o)
     flags_add(f,
               flag_input("--load", "FILE", &o->load, "start from a saved model (the same model)"));
     struct flag csv = flag_csv(&o->csv);
-    csv.help = "per-epoch rows: loss, accuracy, time, memory";
+    csv.help = "per-epoch rows: loss, accuracy, time, memory (with --val: on the held-out images)";
     flags_add(f, csv);
+    flags_add(f, flag_long("--val", "N", &o->val, 0, 1e7,
+                           "hold out N training images, chosen by --seed, and judge each epoch "
+                           "on them; the test set is read once, at the end (0: judge on the "
+                           "test set)"));
+    flags_add(f, flag_output("--confusion", "FILE", &o->confusion,
+                             "after training, the test set's confusion matrix as CSV"));
+    flags_add(f, flag_output("--wrong", "FILE", &o->wrong,
+                             "after training, the 16 wrong test images it was surest of, as CSV"));
     flags_add(f, flag_switch("--append", &o->append,
                              "add rows to the --csv file instead of starting it afresh"));
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "checkpoint.h"
+#include "inspect.h"
 #include "machine.h"
 #include "timer.h"
 #include "train.h"
@@ -40,6 +41,11 @@ int train_options_check(struct train_options *o, char *err, size_t errlen)
         o->lr = o->optim == OPTIM_ADAM ? 1e-3 : 0.05;
     if (o->epochs == 0 && !o->load) {
         snprintf(err, errlen, "--epochs 0 only evaluates a model given with --load");
+        return -1;
+    }
+    if (o->val && o->epochs == 0) {
+        snprintf(err, errlen, "--val holds out images to judge training epochs; with --epochs 0 "
+                              "there are none (drop --val)");
         return -1;
     }
     if (o->append && !o->csv) {
@@ -226,6 +232,74 @@ int train_memory_study(const struct memory_study *st, const struct dataset_split
     return status;
 }
 
+FILE *train_result_open(const char *path, const struct train_options *o,
+                        const struct train_model *tm, const struct dataset *ds, int threads,
+                        const char *what)
+{
+    int fresh;
+    FILE *f = train_csv_open(path, tm->stage, ds, threads, 0, &fresh);
+    if (f)
+        fprintf(f, "# what: %s\n# model: %s\n# recipe: batch %ld, %s, lr %g, %ld epochs, seed %ld%s\n",
+                what, tm->name, o->batch, train_recipe_name(o), o->lr, o->epochs, o->seed,
+                o->load ? ", loaded from a checkpoint" : "");
+    return f;
+}
+
+// --confusion and --wrong: the test set's predictions, written as the
+// confusion matrix and as the wrong images the model was surest of.
+static int write_test_views(struct trainer *tr, struct nn_model *m, const struct dataset *ds,
+                            const struct train_options *o, const struct train_model *tm,
+                            int threads)
+{
+    if (!o->confusion && !o->wrong)
+        return 0;
+    const struct dataset_split *s = &ds->test;
+    int *pred = malloc((size_t)(s->count > 0 ? s->count : 1) * sizeof *pred);
+    float *prob = malloc((size_t)(s->count > 0 ? s->count : 1) * sizeof *prob);
+    char err[512];
+    int status = -1;
+    if (!pred || !prob) {
+        fprintf(stderr, "error: out of memory for %d predictions\n", s->count);
+        goto out;
+    }
+    if (inspect_predict(tr, m, s, pred, prob, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        goto out;
+    }
+    if (o->confusion) {
+        long counts[DATASET_CLASSES * DATASET_CLASSES];
+        inspect_confusion(s, pred, counts);
+        FILE *f = train_result_open(o->confusion, o, tm, ds, threads,
+                                    "the test set's confusion matrix: images of each label "
+                                    "(true class) by the class the model predicted");
+        if (!f)
+            goto out;
+        inspect_write_confusion(f, counts);
+        if (train_csv_close(f, o->confusion, 0) != 0)
+            goto out;
+        printf("confusion matrix of the %d test images: %s\n", s->count, o->confusion);
+    }
+    if (o->wrong) {
+        FILE *f = train_result_open(o->wrong, o, tm, ds, threads,
+                                    "the wrong test images the model was surest of, surest "
+                                    "first, with their pixels (0..255, row-major)");
+        if (!f)
+            goto out;
+        int k = inspect_write_wrong(f, s, pred, prob, 16);
+        if (train_csv_close(f, o->wrong, k < 0) != 0) {
+            if (k < 0)
+                fprintf(stderr, "error: out of memory ranking the wrong images\n");
+            goto out;
+        }
+        printf("the %d wrong test images it was surest of: %s\n", k, o->wrong);
+    }
+    status = 0;
+out:
+    free(pred);
+    free(prob);
+    return status;
+}
+
 int train_run(const struct train_options *o, const struct train_model *tm)
 {
     char err[4096];
@@ -244,8 +318,24 @@ int train_run(const struct train_options *o, const struct train_model *tm)
     struct nn_model m = {0};
     struct optim *opt = NULL;
     struct trainer tr = {0};
+    struct dataset_holdout held = {0};
     FILE *csv = NULL;
-    if (tm->build(&m, &ds, o, tm->ctx, err, sizeof err) != 0 ||
+    // What the epochs train on, and what they are judged on after each: the
+    // training and test sets, or with --val the training set's two parts.
+    const struct dataset_split *train = &ds.train, *judge = &ds.test;
+    const char *judged = "test";
+    if (o->val) {
+        if (dataset_holdout(&ds.train, (int)(o->val < INT_MAX ? o->val : INT_MAX),
+                            (uint64_t)o->seed, &held, err, sizeof err) != 0) {
+            fprintf(stderr, "error: --val %ld: %s\n", o->val, err);
+            goto out;
+        }
+        train = &held.train;
+        judge = &held.val;
+        judged = "val";
+    }
+    if ((tm->inspect_check && tm->inspect_check(&ds, tm->ctx, err, sizeof err) != 0) ||
+        tm->build(&m, &ds, o, tm->ctx, err, sizeof err) != 0 ||
         (o->load && checkpoint_load(o->load, &m, err, sizeof err) != 0)) {
         fprintf(stderr, "error: %s\n", err);
         goto out;
@@ -265,15 +355,25 @@ int train_run(const struct train_options *o, const struct train_model *tm)
     int fresh;
     if (o->csv && !(csv = train_csv_open(o->csv, tm->stage, &ds, threads, o->append, &fresh)))
         goto out;
-    if (csv && fresh)
+    if (csv && fresh && !o->val)
         fprintf(csv, "model,dataset,framework,backend,threads,batch,optimizer,epoch,seconds,"
                      "images_per_s,train_loss,test_loss,test_acc,peak_rss_mb\n");
+    // With --val the rows say which recipe and split they are, and only the
+    // last epoch's has the test set's loss and accuracy.
+    if (csv && fresh && o->val)
+        fprintf(csv, "model,dataset,framework,backend,threads,batch,optimizer,lr,seed,val_images,"
+                     "epoch,seconds,images_per_s,train_loss,val_loss,val_acc,test_loss,test_acc,"
+                     "peak_rss_mb\n");
 
     printf("%s (%ld parameters) on %s (%d train, %d test images), batch %ld, %s lr %g%s, "
            "backend %s, %d thread%s\n",
            m.desc, nn_param_count(&m), ds.name, ds.train.count, ds.test.count, o->batch,
            optim_name(o->optim), o->lr, o->cosine ? " (cosine decay)" : "", tm->backend,
            threads, threads == 1 ? "" : "s");
+    if (o->val)
+        printf("validation: %d of the training images held out (seed %ld), %d left to train on; "
+               "the test set is read once, after the last epoch\n",
+               held.val.count, o->seed, held.train.count);
     fflush(stdout);
 
     if (o->epochs == 0) {
@@ -283,29 +383,51 @@ int train_run(const struct train_options *o, const struct train_model *tm)
             goto out;
         }
         printf("%s: test loss %.4f, test accuracy %.2f %%\n", o->load, loss, 100 * acc);
-        status = 0;
-        goto out;
     }
     for (int e = 1; e <= o->epochs; e++) {
         struct epoch_stats st;
         optim_set_lr(opt, (float)train_lr(o, e));
-        if (train_epoch(&tr, &m, opt, &ds.train, (uint64_t)o->seed, e, &st, err, sizeof err) ||
-            evaluate(&tr, &m, &ds.test, &st.test_loss, &st.test_acc, err, sizeof err)) {
+        if (train_epoch(&tr, &m, opt, train, (uint64_t)o->seed, e, &st, err, sizeof err) ||
+            evaluate(&tr, &m, judge, &st.test_loss, &st.test_acc, err, sizeof err)) {
             fprintf(stderr, "error: %s\n", err);
             goto out;
         }
-        printf("epoch %3d  loss %.4f  test loss %.4f  test accuracy %6.2f %%  %7.3f s  %8.0f "
+        printf("epoch %3d  loss %.4f  %s loss %.4f  %s accuracy %6.2f %%  %7.3f s  %8.0f "
                "images/s\n",
-               e, st.train_loss, st.test_loss, 100 * st.test_acc, st.seconds, st.images_per_s);
+               e, st.train_loss, judged, st.test_loss, judged, 100 * st.test_acc, st.seconds,
+               st.images_per_s);
         fflush(stdout);
-        if (csv) {
+        double test_loss = 0.0, test_acc = 0.0;
+        if (o->val && e == o->epochs) {
+            if (evaluate(&tr, &m, &ds.test, &test_loss, &test_acc, err, sizeof err) != 0) {
+                fprintf(stderr, "error: %s\n", err);
+                goto out;
+            }
+            printf("the test set, read once: test loss %.4f  test accuracy %6.2f %%\n", test_loss,
+                   100 * test_acc);
+        }
+        if (csv && !o->val)
             fprintf(csv, "%s,%s,ours,%s,%d,%ld,%s,%d,%.6f,%.1f,%.6f,%.6f,%.6f,%.1f\n", tm->name,
                     ds.name, tm->backend, threads, o->batch, train_recipe_name(o), e,
                     st.seconds, st.images_per_s, st.train_loss, st.test_loss, st.test_acc,
                     peak_rss_mb());
-            fflush(csv);
+        if (csv && o->val) {
+            fprintf(csv, "%s,%s,ours,%s,%d,%ld,%s,%g,%ld,%d,%d,%.6f,%.1f,%.6f,%.6f,%.6f,", tm->name,
+                    ds.name, tm->backend, threads, o->batch, train_recipe_name(o), o->lr, o->seed,
+                    held.val.count, e, st.seconds, st.images_per_s, st.train_loss, st.test_loss,
+                    st.test_acc);
+            if (e == o->epochs)
+                fprintf(csv, "%.6f,%.6f", test_loss, test_acc);
+            else
+                fprintf(csv, ",");
+            fprintf(csv, ",%.1f\n", peak_rss_mb());
         }
+        if (csv)
+            fflush(csv);
     }
+    if (write_test_views(&tr, &m, &ds, o, tm, threads) != 0 ||
+        (tm->inspect && tm->inspect(&m, &ds, o, tm, threads) != 0))
+        goto out;
     if (o->save) {
         if (checkpoint_save(o->save, &m, err, sizeof err) != 0) {
             fprintf(stderr, "error: %s\n", err);
@@ -313,13 +435,15 @@ int train_run(const struct train_options *o, const struct train_model *tm)
         }
         printf("saved %s\n", o->save);
     }
-    printf("peak memory %.1f MB\n", peak_rss_mb());
+    if (o->epochs > 0)
+        printf("peak memory %.1f MB\n", peak_rss_mb());
     status = 0;
 out:
     status = train_csv_close(csv, o->csv, status);
     trainer_free(&tr);
     optim_free(opt);
     nn_model_free(&m);
+    dataset_holdout_free(&held);
     dataset_free(&ds);
     return status;
 }

@@ -28,6 +28,11 @@ struct train_options {
     enum isa isa;              // --isa, or ISA_COUNT when not given
     const char *save, *load, *csv;
     int append;
+    // --val N: N training images held out (chosen by seed) to evaluate on
+    // after each epoch; the test set is then read once, after the last.
+    long val;
+    const char *confusion;     // --confusion FILE: the test set's confusion matrix
+    const char *wrong;         // --wrong FILE: the wrong test images it was surest of
 };
 
 // The shared defaults, with the driver's batch and epochs.
@@ -56,6 +61,16 @@ struct train_model {
     int (*build)(struct nn_model *m, const struct dataset *ds, const struct train_options *o,
                  const void *ctx, char *err, size_t errlen);
     const void *ctx;
+    // What the driver writes about the trained model beyond the shared files
+    // (run_mlp's --templates, run_cnn's --filters and --maps), or NULL.
+    // Called once the training (or the --load) is done. Returns 0, or -1
+    // with the error printed.
+    int (*inspect)(struct nn_model *m, const struct dataset *ds, const struct train_options *o,
+                   const struct train_model *tm, int threads);
+    // Checks, before any training, that inspect can do what its flags ask of
+    // this dataset (run_cnn's --image within the test set), or NULL. Returns
+    // 0, or -1 with a message in err.
+    int (*inspect_check)(const struct dataset *ds, const void *ctx, char *err, size_t errlen);
 };
 
 // A training stage's results CSV (path "-": stdout): the machine lines of
@@ -66,6 +81,13 @@ struct train_model {
 FILE *train_csv_open(const char *path, const char *stage, const struct dataset *ds, int threads,
                      int append, int *fresh);
 int train_csv_close(FILE *f, const char *path, int status);
+
+// A file of what a trained model shows (--confusion, --wrong, the drivers'
+// pictures): the machine lines, the dataset's, and `# what:` saying what it
+// holds (the training recipe and epochs). NULL after printing the problem.
+FILE *train_result_open(const char *path, const struct train_options *o,
+                        const struct train_model *tm, const struct dataset *ds, int threads,
+                        const char *what);
 
 // For the benchmarks: steps training steps on whole batches of s, in tr's
 // order from *at on (wrapping round the split, so that every step does the

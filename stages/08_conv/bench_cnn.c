@@ -43,8 +43,11 @@ enum { EPOCH_IMAGES = 60000, WARMUP_STEPS = 3 };
 
 static const enum conv_path paths[] = {CONV_IM2COL, CONV_DIRECT, CONV_AUTO};
 
-// The network's layers, with the shape of their input (NCHW, or b×in).
-enum layer_kind { CONV_RELU, POOL, LINEAR };
+// The network's layers, with the shape of their input (NCHW, or b×in). The
+// network runs each convolution, its ReLU and its pooling as one op
+// (op_conv2d_relu_maxpool2): the rows conv1_pool and conv2_pool time that
+// op, the rows before them its two parts as ops of their own.
+enum layer_kind { CONV_RELU, POOL, LINEAR, CONV_POOL };
 struct layer {
     const char *name;
     enum layer_kind kind;
@@ -57,6 +60,8 @@ static const struct layer layers[] = {
     {"pool1", POOL, 32, 26, 26, 32, 0},
     {"conv2", CONV_RELU, 32, 13, 13, 64, 0},
     {"pool2", POOL, 64, 11, 11, 64, 0},
+    {"conv1_pool", CONV_POOL, 1, 28, 28, 32, 1},
+    {"conv2_pool", CONV_POOL, 32, 13, 13, 64, 0},
     {"fc1", LINEAR, 1600, 1, 1, 128, 0},
     {"fc2", LINEAR, 128, 1, 1, 10, 0},
 };
@@ -100,7 +105,7 @@ static double pct_of_peak(double gflops, int threads)
 static double layer_flops(const struct layer *l, int n, int backward)
 {
     double fwd = 0.0;
-    if (l->kind == CONV_RELU) {
+    if (l->kind == CONV_RELU || l->kind == CONV_POOL) {
         int oh = l->h - 2, ow = l->w - 2;
         fwd = 2.0 * n * l->oc * l->c * 9 * oh * ow;
     } else if (l->kind == LINEAR) {
@@ -213,7 +218,9 @@ struct layer_time {
 // and keeps the medians. The backward starts from loss = Σ y, whose own
 // backward (filling dy with ones) is timed alone and taken off. unfused: a
 // convolution and its ReLU as two ops (op_conv2d, then op_relu), two passes
-// over y each way, instead of op_conv2d_relu's one.
+// over y each way, instead of op_conv2d_relu's one; or, for a pooled layer,
+// op_conv2d_relu then op_maxpool2, the convolution's output written and read
+// back, instead of op_conv2d_relu_maxpool2.
 static int time_layer(const struct layer *l, enum conv_path path, int n, int reps, int unfused,
                       struct layer_time *out)
 {
@@ -224,7 +231,7 @@ static int time_layer(const struct layer *l, enum conv_path path, int n, int rep
     int status = -1;
     if (!t || !fwd || !bwd || !sum_s)
         goto out;
-    if (l->kind == CONV_RELU) {
+    if (l->kind == CONV_RELU || l->kind == CONV_POOL) {
         w = tensor_param(4, (int[]){l->oc, l->c, 3, 3});
         bias = tensor_param(1, (int[]){l->oc});
     } else if (l->kind == LINEAR) {
@@ -251,6 +258,9 @@ static int time_layer(const struct layer *l, enum conv_path path, int n, int rep
         struct tensor *y = l->kind == CONV_RELU && unfused
                                ? op_relu(t, op_conv2d(t, x, w, bias, 1, 0))
                            : l->kind == CONV_RELU ? op_conv2d_relu(t, x, w, bias, 1, 0)
+                           : l->kind == CONV_POOL && unfused
+                               ? op_maxpool2(t, op_conv2d_relu(t, x, w, bias, 1, 0))
+                           : l->kind == CONV_POOL ? op_conv2d_relu_maxpool2(t, x, w, bias, 1, 0)
                            : l->kind == POOL      ? op_maxpool2(t, x)
                                                   : op_linear(t, x, w, bias);
         double t1 = timer_now();
@@ -304,8 +314,10 @@ struct net_time {
     double infer_s;  // a forward of `batch` images, no tape recording
 };
 
-static int time_network(const struct dataset *ds, enum conv_path path, int batch, int steps,
-                        struct net_time *out)
+// fused: how many of the two convolutions run with their pooling as one op
+// (nn_cnn_set_fused).
+static int time_network(const struct dataset *ds, enum conv_path path, int fused, int batch,
+                        int steps, struct net_time *out)
 {
     char err[4096];
     struct nn_model m;
@@ -314,6 +326,7 @@ static int time_network(const struct dataset *ds, enum conv_path path, int batch
         fprintf(stderr, "error: %s\n", err);
         return -1;
     }
+    nn_cnn_set_fused(&m, fused);
     struct optim_config c = optim_defaults(OPTIM_ADAM, 1e-3f, 0.0f);
     struct optim *o = optim_new(&c, m.params, m.nparams);
     struct tape_config config = tape_config_default();
@@ -499,7 +512,7 @@ int main(int argc, char **argv)
 
     // Every layer, forward and backward, at the batch of the network.
     printf("\nlayers of the CNN, batch %d, median of %d\n", o.batch, o.reps);
-    printf("%-6s %-7s %-7s %2s  %-8s %10s  %8s  %6s  %9s\n", "layer", "path", "taken", "th",
+    printf("%-10s %-7s %-7s %2s  %-8s %10s  %8s  %6s  %9s\n", "layer", "path", "taken", "th",
            "pass", "ms", "GFLOPS", "peak", "s/epoch");
     for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
         if (!wanted(&o, paths[p]))
@@ -511,14 +524,15 @@ int main(int argc, char **argv)
                 const struct layer *l = &layers[i];
                 // Pooling and the Linear layers do not change with the conv
                 // path: measured once, under the first path asked for.
-                if (l->kind != CONV_RELU && p > 0 && wanted(&o, paths[0]))
+                int conv = l->kind == CONV_RELU || l->kind == CONV_POOL;
+                if (!conv && p > 0 && wanted(&o, paths[0]))
                     continue;
                 struct layer_time lt;
                 if (time_layer(l, paths[p], o.batch, o.reps, 0, &lt) != 0)
                     goto out;
-                const char *path = l->kind == CONV_RELU ? conv_path_name(paths[p]) : "-";
+                const char *path = conv ? conv_path_name(paths[p]) : "-";
                 const char *taken =
-                    l->kind == CONV_RELU
+                    conv
                         ? conv_path_name(conv_choose(paths[p], l->c, l->h, l->w, l->oc, 3, 3, 1, 0))
                         : "-";
                 for (int dir = 0; dir < 2; dir++) {
@@ -532,7 +546,7 @@ int main(int argc, char **argv)
                         snprintf(gf, sizeof gf, "%.1f", gflops);
                         snprintf(pc, sizeof pc, "%.1f%%", pct);
                     }
-                    printf("%-6s %-7s %-7s %2d  %-8s %10.3f  %8s  %6s  %9.3f\n", l->name, path,
+                    printf("%-10s %-7s %-7s %2d  %-8s %10.3f  %8s  %6s  %9.3f\n", l->name, path,
                            taken, threads, dir ? "backward" : "forward", 1e3 * secs, gf, pc,
                            per_epoch);
                     if (lay) {
@@ -550,19 +564,20 @@ int main(int argc, char **argv)
         }
     }
 
-    // What fusing the ReLU into the convolution saves: the auto path, each
-    // convolution fused and unfused, on every thread count.
+    // What fusing the ReLU (and the pooling) into the convolution saves: the
+    // auto path, each convolution fused and unfused, on every thread count.
     if (fus) {
         fprintf(fus, "layer,threads,batch,variant,direction,seconds,seconds_per_epoch\n");
-        printf("\nthe ReLU fused into the convolution, or as an op of its own (auto path)\n");
-        printf("%-6s %2s  %-8s %10s %10s  %7s\n", "layer", "th", "pass", "fused ms",
+        printf("\nthe ReLU (and pooling) fused into the convolution, or as ops of their own "
+               "(auto path)\n");
+        printf("%-10s %2s  %-8s %10s %10s  %7s\n", "layer", "th", "pass", "fused ms",
                "unfused ms", "saved");
         for (int ti = 0; ti < nthreads; ti++) {
             int threads = thread_list[ti];
             omp_set_num_threads(threads);
             for (int i = 0; i < NLAYERS; i++) {
                 const struct layer *l = &layers[i];
-                if (l->kind != CONV_RELU)
+                if (l->kind != CONV_RELU && l->kind != CONV_POOL)
                     continue;
                 struct layer_time both[2];
                 for (int unfused = 0; unfused < 2; unfused++)
@@ -571,7 +586,7 @@ int main(int argc, char **argv)
                 for (int dir = 0; dir < 2; dir++) {
                     double fused_s = dir ? both[0].bwd_s : both[0].fwd_s;
                     double unfused_s = dir ? both[1].bwd_s : both[1].fwd_s;
-                    printf("%-6s %2d  %-8s %10.3f %10.3f  %6.1f%%\n", l->name, threads,
+                    printf("%-10s %2d  %-8s %10.3f %10.3f  %6.1f%%\n", l->name, threads,
                            dir ? "backward" : "forward", 1e3 * fused_s, 1e3 * unfused_s,
                            unfused_s > 0 ? 100.0 * (unfused_s - fused_s) / unfused_s : 0.0);
                     for (int unfused = 0; unfused < 2; unfused++) {
@@ -598,7 +613,7 @@ int main(int argc, char **argv)
             int threads = thread_list[ti];
             omp_set_num_threads(threads);
             struct net_time nt;
-            if (time_network(&ds, paths[p], o.batch, o.steps, &nt) != 0)
+            if (time_network(&ds, paths[p], NN_CNN_FUSED, o.batch, o.steps, &nt) != 0)
                 goto out;
             const char *models[2] = {"cnn", "cnn-inference"};
             double secs[2] = {nt.step_s, nt.infer_s};
@@ -641,6 +656,38 @@ int main(int argc, char **argv)
                                   .rounds = o.quick ? 2 : 5};
         if (train_memory_study(&st, &ds.train, &o.memory, top, mem, life) != 0)
             goto out;
+    }
+
+    // The whole step with 0, 1 or 2 of the convolutions fused with their
+    // pooling, auto path: the three in turn, ROUNDS times, so that each sees
+    // the same minutes of the machine; the median of the rounds.
+    if (fus) {
+        enum { ROUNDS = 3 };
+        const char *variants[3] = {"unfused", "conv1_fused", "fused"};
+        printf("\ntraining steps with the poolings fused or not (auto path), median of %d "
+               "rounds\n",
+               ROUNDS);
+        printf("%-11s %2s  %11s\n", "variant", "th", "s/epoch");
+        for (int ti = 0; ti < nthreads; ti++) {
+            int threads = thread_list[ti];
+            omp_set_num_threads(threads);
+            double step[3][ROUNDS];
+            for (int r = 0; r < ROUNDS; r++)
+                for (int v = 0; v < 3; v++) {
+                    struct net_time nt;
+                    if (time_network(&ds, CONV_AUTO, v, o.batch, o.steps, &nt) != 0)
+                        goto out;
+                    step[v][r] = nt.step_s;
+                }
+            for (int v = 0; v < 3; v++) {
+                double secs = bench_median(step[v], ROUNDS);
+                printf("%-11s %2d  %9.3f s\n", variants[v], threads,
+                       secs * ((double)EPOCH_IMAGES / o.batch));
+                fprintf(fus, "step,%d,%d,%s,training,%.9f,%.6f\n", threads, o.batch, variants[v],
+                        secs, secs * ((double)EPOCH_IMAGES / o.batch));
+            }
+            fflush(stdout);
+        }
     }
     status = 0;
 out:

@@ -8,10 +8,104 @@
 #include <string.h>
 
 #include "conv.h"
+#include "inspect.h"
 #include "dataset.h"
 #include "nn.h"
 #include "train_flags.h"
 #include "train_run.h"
+
+// --filters, --maps and --image: what conv1 learned, and what it makes of
+// one test image.
+struct views {
+    const char *filters, *maps;
+    long image;
+};
+
+// A file of the views, written by one of the two functions below.
+// bias, when not NULL, holds a value per tile, written as a `# bias:` line.
+static int write_view(const char *path, const struct train_options *o,
+                      const struct train_model *tm, const struct dataset *ds, int threads,
+                      const char *what, const float *tiles, int n, int h, int w, int scale_each,
+                      const float *bias)
+{
+    FILE *f = train_result_open(path, o, tm, ds, threads, what);
+    if (!f)
+        return -1;
+    if (bias) {
+        fprintf(f, "# bias:");
+        for (int i = 0; i < n; i++)
+            fprintf(f, "%s%.4g", i ? "," : " ", (double)bias[i]);
+        fputc('\n', f);
+    }
+    int status = inspect_write_mosaic(f, tiles, n, h, w, 8, scale_each);
+    if (status != 0)
+        fprintf(stderr, "error: out of memory writing %s\n", path);
+    return train_csv_close(f, path, status ? 1 : 0) ? -1 : 0;
+}
+
+// conv1's 32 feature maps for test image v->image: the convolution, its bias
+// and the ReLU, run on a tape as the training forward runs them.
+static int write_maps(struct nn_model *m, const struct dataset *ds,
+                      const struct train_options *o, const struct train_model *tm,
+                      int threads, const struct views *v)
+{
+    const struct dataset_split *s = &ds->test;  // v->image < s->count: check_views
+    struct tape_config config = train_options_tape(o);
+    struct tape *t = tape_new(&config);
+    float x[28 * 28];
+    int y;
+    if (!t) {
+        fprintf(stderr, "error: out of memory for a tape\n");
+        return -1;
+    }
+    tape_set_recording(t, 0);
+    dataset_batch(s, NULL, (int)v->image, 1, x, &y);
+    struct tensor *in = tensor_from(t, 4, (int[]){1, 1, 28, 28}, x, 28 * 28);
+    struct tensor *maps = op_conv2d_relu(t, in, m->params[0], m->params[1], 1, 0);
+    int status = -1;
+    if (!maps) {
+        fprintf(stderr, "error: conv1 on test image %ld: %s\n", v->image, tape_error(t));
+    } else {
+        char what[160];
+        snprintf(what, sizeof what,
+                 "conv1's feature maps (after its ReLU) for test image %ld, label %d", v->image,
+                 y);
+        int c = maps->shape[1], h = maps->shape[2], w = maps->shape[3];
+        status = write_view(v->maps, o, tm, ds, threads, what, maps->data, c, h, w, 0, NULL);
+    }
+    tape_free(t);
+    if (status == 0)
+        printf("conv1's feature maps for test image %ld (label %d): %s\n", v->image, y, v->maps);
+    return status;
+}
+
+static int check_views(const struct dataset *ds, const void *ctx, char *err, size_t errlen)
+{
+    const struct views *v = ctx;
+    if (v->maps && v->image >= ds->test.count) {
+        snprintf(err, errlen, "--image %ld: %s's test set has %d images (0..%d)", v->image,
+                 ds->name, ds->test.count, ds->test.count - 1);
+        return -1;
+    }
+    return 0;
+}
+
+static int write_views(struct nn_model *m, const struct dataset *ds,
+                       const struct train_options *o, const struct train_model *tm, int threads)
+{
+    const struct views *v = tm->ctx;
+    if (v->filters) {
+        const struct tensor *w = m->params[0];  // 32×1×3×3, and its bias (32)
+        if (write_view(v->filters, o, tm, ds, threads,
+                       "conv1's learned filters, one 3x3 tile per output channel", w->data,
+                       w->shape[0], w->shape[2], w->shape[3], 0, m->params[1]->data) != 0)
+            return -1;
+        printf("conv1's %d filters: %s\n", w->shape[0], v->filters);
+    }
+    if (v->maps && write_maps(m, ds, o, tm, threads, v) != 0)
+        return -1;
+    return 0;
+}
 
 static int build(struct nn_model *m, const struct dataset *ds, const struct train_options *o,
                  const void *ctx, char *err, size_t errlen)
@@ -35,6 +129,14 @@ int main(int argc, char **argv)
                                "1600->128, ReLU, 128->10,\nand tests it after each epoch."};
     train_flags_add(&f, &o);
     flags_add(&f, conv_path_flag(&o.conv));
+    struct views v = {0};
+    flags_add(&f, flag_output("--filters", "FILE", &v.filters,
+                              "after training, conv1's 32 3x3 filters (a CSV matrix for gnuplot)"));
+    flags_add(&f, flag_output("--maps", "FILE", &v.maps,
+                              "after training, conv1's 32 feature maps of one test image "
+                              "(a CSV matrix)"));
+    flags_add(&f, flag_long("--image", "N", &v.image, 0, 1e9,
+                            "the test image --maps shows, by its index in the test set"));
     int rc = flags_parse(&f, argc, argv);
     if (rc != 0)
         return rc == 1 ? 0 : rc;
@@ -54,6 +156,7 @@ int main(int argc, char **argv)
     else
         snprintf(backend, sizeof backend, "%s+%s", conv_path_name(tape.conv), tape.gemm->name);
     struct train_model tm = {.stage = "stage-08", .name = "cnn", .backend = backend,
-                             .build = build, .ctx = NULL};
+                             .build = build, .ctx = &v, .inspect = write_views,
+                             .inspect_check = check_views};
     return train_run(&o, &tm);
 }

@@ -118,6 +118,7 @@ int compiled_mlp_init(struct compiled_mlp *c, struct nn_model *m, int batch,
     scalar_load(c, &c->bias2, "1-beta2^t", &c->bias2_data);
     c->lr_data = o->lr;
 
+    // listing: lazy_forward
     // The forward: Linear, ReLU, ..., Linear, as in common/nn/mlp.c.
     static const char *const names[2 * NN_MAX_LAYERS] = {
         "w1", "b1", "w2", "b2", "w3", "b3", "w4", "b4", "w5", "b5", "w6", "b6", "w7", "b7",
@@ -138,6 +139,7 @@ int compiled_mlp_init(struct compiled_mlp *c, struct nn_model *m, int batch,
     }
     c->logits = h;
     c->loss = cross_entropy(g, h, lazy_load(g, &c->y), lazy_load(g, &c->mask), inv_rows);
+    // end listing lazy_forward
 
     // The backward, as more graph, and the optimizer's update of each weight.
     int np = 2 * c->layers, per = o->kind == OPTIM_ADAM ? 2 : 1;
@@ -258,6 +260,16 @@ int compiled_mlp_eval(struct compiled_mlp *c, const int *y, int b, float *loss, 
 void compiled_mlp_dot(const struct compiled_mlp *c, FILE *f)
 {
     lazy_write_dot(f, &c->layer1, 1);
+}
+
+void compiled_mlp_kernels(const struct compiled_mlp *c, const char *model, FILE *f)
+{
+    fprintf(f, "// The kernels common/lazy/ generates for %s, batch %d, %s: the training\n"
+               "// step, then the evaluation. A \"// ----\" line names a kernel's file in the\n"
+               "// cache, which depends on the compiler and the ISA; the rest does not.\n\n",
+            model, c->batch, c->opt.kind == OPTIM_ADAM ? "Adam" : "SGD");
+    lazy_program_dump(c->train, "step", f);
+    lazy_program_dump(c->eval, "eval", f);
 }
 
 int compiled_mlp_epoch(struct compiled_mlp *c, const struct dataset_split *s, int *order,

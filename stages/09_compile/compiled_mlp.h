@@ -59,6 +59,10 @@ void compiled_mlp_set_lr(struct compiled_mlp *c, float lr);
 // The graph of the first layer's forward as it is built (before any
 // rewrite), in Graphviz's language: the chapter's drawing.
 void compiled_mlp_dot(const struct compiled_mlp *c, FILE *f);
+// Every kernel of the training step, then of the evaluation, as
+// lazy_program_dump writes them (markers "step-NAME" and "eval-NAME"), under
+// a line naming the model: the file chapter 9 quotes its kernels from.
+void compiled_mlp_kernels(const struct compiled_mlp *c, const char *model, FILE *f);
 
 // An epoch over split s in an order shuffled from seed + epoch, and the
 // mean loss and accuracy over a split, as common/nn/train.c's train_epoch

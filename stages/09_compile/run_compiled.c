@@ -8,7 +8,11 @@
 //                [--optim sgd|adam] [--lr X] [--lr-decay none|cosine] [--wd X]
 //                [--seed N] [--threads N] [--gemm NAME] [--isa NAME]
 //                [--engine compiled|eager] [--no-fusion] [--panel BYTES] [--save FILE]
-//                [--load FILE] [--csv FILE [--append]] [--report] [--dump-kernels] [--dot FILE]
+//                [--load FILE] [--csv FILE [--append]] [--report] [--dump-kernels]
+//                [--kernels-out FILE] [--dot FILE]
+// With --epochs 0 and --load, evaluates the model. With --epochs 0 (and no
+// --load), --report, --dump-kernels, --kernels-out and
+// --dot compile the step, write what they were asked for, and stop.
 // (`run_compiled --help` says what each does.)
 #include <omp.h>
 #include <stdio.h>
@@ -29,7 +33,7 @@ struct run {
     const char *layers;
     int engine, no_fusion, report, dump;
     long panel;
-    const char *dot;
+    const char *dot, *kernels_out;
 };
 
 enum { ENGINE_COMPILED, ENGINE_EAGER };
@@ -60,13 +64,23 @@ static int parse(int argc, char **argv, struct run *r)
                               "each kernel: what it fuses, the bytes it moves"));
     flags_add(&f, flag_switch("--dump-kernels", &r->dump,
                               "print every generated kernel's C source"));
+    flags_add(&f, flag_output("--kernels-out", "FILE", &r->kernels_out,
+                              "every generated kernel's C source into FILE, each between "
+                              "markers named after it"));
     flags_add(&f, flag_output("--dot", "FILE", &r->dot,
                               "the first layer's graph, for Graphviz (dot -Tsvg FILE)"));
     int rc = flags_parse(&f, argc, argv);
     if (rc != 0)
         return rc;
+    // --epochs 0 with something to look at compiles the step, writes it and
+    // stops: no model to load, no epoch to run.
+    long epochs = t->epochs;
+    if (epochs == 0 && (r->report || r->dump || r->kernels_out || r->dot))
+        t->epochs = 1;
     char err[256];
-    if (train_options_check(t, err, sizeof err) != 0)
+    int bad = train_options_check(t, err, sizeof err);
+    t->epochs = epochs;
+    if (bad)
         return flags_fail(&f, "%s", err);
     if (r->engine == ENGINE_EAGER && t->epochs == 0)
         return flags_fail(&f, "--engine eager wants 1 epoch or more");
@@ -142,8 +156,21 @@ static int run_compiled(const struct run *r, const char *name)
         lazy_program_report(c.eval, stdout);
     }
     if (r->dump) {
-        lazy_program_dump(c.train, stdout);
-        lazy_program_dump(c.eval, stdout);
+        lazy_program_dump(c.train, "step", stdout);
+        lazy_program_dump(c.eval, "eval", stdout);
+    }
+    if (r->kernels_out) {
+        FILE *f = fopen(r->kernels_out, "w");
+        if (!f) {
+            fprintf(stderr, "error: cannot write %s\n", r->kernels_out);
+            goto out;
+        }
+        compiled_mlp_kernels(&c, name, f);
+        if (fclose(f) != 0) {
+            fprintf(stderr, "error: cannot write %s\n", r->kernels_out);
+            goto out;
+        }
+        printf("the generated kernels: %s\n", r->kernels_out);
     }
     if (r->dot) {
         FILE *f = fopen(r->dot, "w");
@@ -161,6 +188,14 @@ static int run_compiled(const struct run *r, const char *name)
     if (csv && fresh)
         fprintf(csv, "model,dataset,framework,backend,threads,batch,optimizer,epoch,seconds,"
                      "images_per_s,train_loss,test_loss,test_acc,peak_rss_mb\n");
+    if (o->epochs == 0 && o->load) {
+        double test_loss, test_acc;
+        if (compiled_mlp_evaluate(&c, &ds.test, &test_loss, &test_acc, err, sizeof err) != 0) {
+            fprintf(stderr, "error: %s\n", err);
+            goto out;
+        }
+        printf("%s: test loss %.4f, test accuracy %.2f %%\n", o->load, test_loss, 100 * test_acc);
+    }
     for (int e = 1; e <= o->epochs; e++) {
         double secs, loss, test_loss, test_acc;
         compiled_mlp_set_lr(&c, (float)train_lr(o, e));
