@@ -74,6 +74,7 @@ reference: build
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-08 run
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-08 compare
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-08 decay
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-08 memory
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-08 profile
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-09 run
 	rm -f $(BUILD)/results/stage-07-quick-train.csv $(BUILD)/results/stage-08-quick-train.csv \
@@ -169,6 +170,7 @@ help:
 	@echo "                       digits when present; stage-08 compare: against PyTorch at"
 	@echo "                       its best; decay: at a constant learning rate; profile:"
 	@echo "                       PyTorch's step op by op, in its fastest arrangement;"
+	@echo "                       memory: peak memory, arena and planned;"
 	@echo "                       inspect: conv1's filters and feature maps after a short run;"
 	@echo "                       CONV=auto|im2col|direct (make stage-08 help: all)"
 	@echo "  make stage-09 run    train the MLP through the compiler (common/lazy/): the step"
@@ -201,6 +203,8 @@ help:
 	@echo "                   e.g. KERNELS=gemm,strassen for stage 05)"
 	@echo "  training stages (06-09): GEMM=auto|openblas|... (the backend of every matmul;"
 	@echo "                   a list for the benches)  EPOCHS=N  DATA_DIR=DIR"
+	@echo "                   MEMORY=arena|planned (where a step's tensors live; a list for"
+	@echo "                   the benches)"
 	@echo "  stage 08: CONV=auto|im2col|direct (a list for the bench)"
 	@echo "  stage 09: LAZY_CACHE=DIR (the generated kernels' cache, default build/lazy-cache)"
 	@echo

@@ -29,8 +29,11 @@ BLAS_LIBS := $(or $(shell pkg-config --libs openblas 2>/dev/null),-lopenblas)
 
 CFLAGS_BASE := -std=c17 -g -fopenmp $(addprefix -I,$(COMMON_DIRS)) $(BLAS_CFLAGS) $(WARN)
 SANITIZE := -fsanitize=address,undefined
+# The test build also poisons planned memory: a buffer is filled with NaN
+# when its tensor dies (common/autograd/memory.c), so a read after that fails.
 ifeq ($(MODE),test)
-  CFLAGS_MODE := -O1 -Werror $(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer
+  CFLAGS_MODE := -O1 -Werror $(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer \
+                 -DTAPE_POISON
   LDFLAGS := $(SANITIZE)
 else
   CFLAGS_MODE := -O2

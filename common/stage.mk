@@ -33,10 +33,12 @@ export GEMM_STRASSEN_RULE := $(abspath $(BUILD))/strassen-rule.txt
 # The knobs of common/README.md, turned into driver flags. Every program takes
 # --isa (ISA=) and --threads (THREADS=); the GEMM benchmarks of stages 01-05
 # take KERNELS= for their rows; the training stages take GEMM= (the backend
-# of every matmul) and stage 08 CONV= (the convolution path).
+# of every matmul), MEMORY= (where a step's tensors live: arena, planned; the
+# benchmarks take a list) and stage 08 CONV= (the convolution path).
 # BENCH_KNOBS are those that do not choose the sizes, for runs with shapes of
 # their own (stage 05's network shapes).
 ISA_KNOB = $(if $(ISA),--isa $(ISA))
+MEMORY_KNOB = $(if $(MEMORY),--memory $(MEMORY))
 BENCH_KNOBS = $(if $(REPS),--reps $(REPS)) $(ISA_KNOB) \
   $(if $(KERNELS),--kernels $(KERNELS))
 BENCH_ARGS = $(if $(THREADS),--threads $(THREADS)) $(if $(SIZES),--sizes $(SIZES)) \

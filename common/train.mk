@@ -16,7 +16,7 @@ TRAIN_CSV := $(BUILD)/results/stage-$(STAGE)-train.csv
 COMPARE_TRAIN_CSV := $(BUILD)/results/stage-$(STAGE)-compare-train.csv
 COMPARE_CSV := $(BUILD)/results/stage-$(STAGE)-compare.csv
 TRAIN_ARGS = $(RECIPE) $(MODEL_ARGS) $(if $(THREADS),--threads $(THREADS)) \
-  $(if $(GEMM),--gemm $(GEMM)) $(ISA_KNOB)
+  $(if $(GEMM),--gemm $(GEMM)) $(ISA_KNOB) $(MEMORY_KNOB)
 
 # Fashion-MNIST when `make datasets` got it, else the committed sample (and
 # a note saying so). The shell snippet sets $$set.

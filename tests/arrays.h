@@ -1,9 +1,11 @@
 #ifndef ARRAYS_H
 #define ARRAYS_H
-// The arrays the tests of stages 07 and 08 make: random floats, and a copy
-// widened to double for the double-precision references.
+// The arrays the tests of stages 07 and 08 make: random floats, a copy
+// widened to double for the double-precision references, and where two runs'
+// floats first differ in their bits.
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mat.h"
 
@@ -20,6 +22,15 @@ static double *widened(const float *v, long n)
     for (long i = 0; i < n; i++)
         d[i] = v[i];
     return d;
+}
+
+// The first index where a and b differ bit for bit, or -1.
+static inline long first_difference(const float *a, const float *b, long n)
+{
+    for (long i = 0; i < n; i++)
+        if (memcmp(&a[i], &b[i], sizeof *a) != 0)
+            return i;
+    return -1;
 }
 
 #endif

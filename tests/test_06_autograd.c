@@ -623,10 +623,20 @@ static size_t round64(size_t n)
     return (n + 63) / 64 * 64;
 }
 
+// A tape whose step memory is mode (the rest as tape_config_default()).
+static struct tape *tape_with(enum memory_mode mode)
+{
+    struct tape_config c = tape_config_default();
+    c.memory = mode;
+    struct tape *t = tape_new(&c);
+    cr_assert_not_null(t);
+    return t;
+}
+
 Test(stage_06, no_grad_records_and_allocates_nothing_for_gradients)
 {
     struct mlp m = mlp_new(17, 33, 10);
-    struct tape *t = tape_new(NULL);
+    struct tape *t = tape_with(MEMORY_ARENA);  // it counts the arena's bytes
     int labels[65];
     for (int i = 0; i < 65; i++)
         labels[i] = i % 10;
@@ -689,15 +699,16 @@ Test(tape, write_dot_draws_every_node)
 }
 
 // listing: zero_alloc_test
-// The first step reserves the arena; every later step of the same shapes
-// reuses it: no call to malloc anywhere in the process (malloc_count.h
-// counts them all), and the arena does not grow.
-Test(stage_06, no_heap_allocation_after_the_first_step)
+// The first step reserves the tape's memory (the arena's blocks, or the plan
+// and its block); every later step of the same shapes reuses it: no call to
+// malloc anywhere in the process (malloc_count.h counts them all), and what
+// the tape holds does not grow.
+static void zero_alloc(enum memory_mode mode)
 {
     if (malloc_calls() < 0)
         cr_skip_test("counting malloc needs AddressSanitizer's hooks (the test build has them)");
     struct mlp m = mlp_new(784, 256, 10);
-    struct tape *t = tape_new(NULL);
+    struct tape *t = tape_with(mode);
     int labels[64];
     for (int i = 0; i < 64; i++)
         labels[i] = i % 10;
@@ -715,19 +726,24 @@ Test(stage_06, no_heap_allocation_after_the_first_step)
         long now = malloc_calls();
         cr_assert_eq(status, 0, "%s", tape_error(t));
         if (step == 0) {
-            cr_assert_gt(now, allocations, "the first step reserves the arena: not counted");
-            reserved = arena_reserved(tape_arena(t));
+            cr_assert_gt(now, allocations, "%s: the first step reserves the tape's memory: "
+                         "not counted", tape_memory_name(mode));
+            reserved = tape_reserved_bytes(t);
         } else {
-            cr_assert_eq(now, allocations, "step %d called malloc %ld times", step,
-                         now - allocations);
+            cr_assert_eq(now, allocations, "%s: step %d called malloc %ld times",
+                         tape_memory_name(mode), step, now - allocations);
         }
-        cr_assert_eq(arena_reserved(tape_arena(t)), reserved, "step %d grew the arena", step);
+        cr_assert_eq(tape_reserved_bytes(t), reserved, "%s: step %d grew the tape's memory",
+                     tape_memory_name(mode), step);
         allocations = now;
     }
-    cr_assert(arena_peak(tape_arena(t)) <= reserved);
+    cr_assert(tape_live_bytes(t) <= reserved);
     mlp_free(&m);
     tape_free(t);
 }
+
+Test(stage_06, no_heap_allocation_after_the_first_step) { zero_alloc(MEMORY_ARENA); }
+Test(planner, no_heap_allocation_after_the_first_step) { zero_alloc(MEMORY_PLANNED); }
 // end listing
 
 Test(stage_06, arena_aligns_reuses_and_grows)
@@ -813,8 +829,9 @@ static void vec_same_bits(enum isa isa)
         struct {
             const char *name;
             int which;
-        } ops[] = {{"add", 0}, {"add_to", 1}, {"relu", 2}, {"relu_backward", 3}};
-        for (int o = 0; o < 4; o++) {
+        } ops[] = {{"add", 0},           {"add_to", 1},    {"relu", 2},
+                   {"relu_backward", 3}, {"relu_mask", 4}, {"relu_mask_backward", 5}};
+        for (int o = 0; o < 6; o++) {
             for (int pass = 0; pass < 2; pass++) {
                 float *out = pass ? got : want;
                 memcpy(out, b, sizeof b);
@@ -824,6 +841,22 @@ static void vec_same_bits(enum isa isa)
                 case 1: k->add_to(n, out, a); break;
                 case 2: k->relu(n, out, a); break;
                 case 3: k->relu_backward(n, out, a, b); break;
+                case 4: k->relu_mask(n, (uint8_t *)out, a); break;
+                case 5: {
+                    // The mask of a, then the backward from it, which must
+                    // equal relu_backward's into zeros.
+                    uint8_t bits[9];
+                    vec_kernels(ISA_SCALAR)->relu_mask(n, bits, a);
+                    k->relu_mask_backward(n, out, bits, b);
+                    if (pass) {
+                        float zeros[70] = {0};
+                        vec_kernels(ISA_SCALAR)->relu_backward(n, zeros, a, b);
+                        cr_assert(memcmp(zeros, got, sizeof(float) * (size_t)n) == 0,
+                                  "%s relu_mask_backward is not relu_backward at n = %d",
+                                  isa_name(isa), n);
+                    }
+                    break;
+                }
                 }
             }
             cr_assert(memcmp(want, got, sizeof want) == 0, "%s %s differs from scalar at n = %d",
@@ -900,4 +933,276 @@ Test(tape, arena_fit_keeps_one_block_of_the_peak)
     cr_assert_eq(arena_heap_allocations(), calls);
     cr_assert_eq(arena_reserved(a), peak);
     arena_destroy(a);
+}
+
+// ---------------------------------------------------------------------------
+// The planner: offsets for lifetimes (plan.c), and the lifetimes of a step
+// (tape.c, memory.c).
+
+#include "plan.h"
+
+// No two buffers alive at one tick share a byte; the block holds them all
+// and is never smaller than the most bytes alive at once.
+static void check_packing(struct plan_buffer *b, int n, size_t size)
+{
+    for (int i = 0; i < n; i++) {
+        cr_assert(b[i].offset % 64 == 0, "buffer %d at offset %zu", i, b[i].offset);
+        cr_assert(b[i].offset + b[i].bytes <= size);
+        for (int j = 0; j < i; j++)
+            if (plan_overlap(&b[i], &b[j]))
+                cr_assert(b[i].offset + b[i].bytes <= b[j].offset ||
+                              b[j].offset + b[j].bytes <= b[i].offset,
+                          "buffers %d [%d, %d] and %d [%d, %d] are alive together and share "
+                          "bytes", i, b[i].birth, b[i].death, j, b[j].birth, b[j].death);
+    }
+    cr_assert_geq(size, plan_live(b, n));
+}
+
+Test(task_6_6, plan_pack_shares_bytes_between_lifetimes_that_do_not_overlap)
+{
+    // A chain, as a forward makes: each buffer read by the next op alone.
+    // Two are alive at a time, so two places serve all five.
+    struct plan_buffer chain[5];
+    for (int i = 0; i < 5; i++)
+        chain[i] = (struct plan_buffer){.bytes = 1024, .birth = i, .death = i + 1};
+    size_t size = plan_pack(chain, 5);
+    check_packing(chain, 5, size);
+    cr_assert_eq(plan_live(chain, 5), 2048);
+    cr_assert_eq(size, 2048, "five 1 KiB buffers, two alive at a time, took %zu bytes", size);
+    // A gap between two live ranges that a later, smaller buffer fits.
+    struct plan_buffer gap[4] = {
+        {.bytes = 4096, .birth = 0, .death = 9},   // held throughout
+        {.bytes = 2048, .birth = 0, .death = 2},   // dies early: leaves a hole
+        {.bytes = 4096, .birth = 0, .death = 9},   // held throughout
+        {.bytes = 1024, .birth = 5, .death = 6},   // goes into the hole
+    };
+    size = plan_pack(gap, 4);
+    check_packing(gap, 4, size);
+    cr_assert_eq(size, 4096 + 2048 + 4096);
+    cr_assert_eq(gap[3].offset, gap[1].offset, "the late buffer sits at %zu, not in the "
+                 "early one's place (%zu)", gap[3].offset, gap[1].offset);
+}
+
+Test(task_6_6, plan_pack_random_lifetimes)
+{
+    enum { N = 300 };
+    static struct plan_buffer b[N];
+    uint64_t r = 12345;
+    size_t total = 0;
+    for (int i = 0; i < N; i++) {
+        r = r * 6364136223846793005u + 1442695040888963407u;
+        int birth = (int)(r >> 33) % 100;
+        r = r * 6364136223846793005u + 1442695040888963407u;
+        int length = (int)(r >> 33) % 20;
+        r = r * 6364136223846793005u + 1442695040888963407u;
+        size_t bytes = 64 * (1 + (size_t)(r >> 33) % 200);
+        b[i] = (struct plan_buffer){.bytes = bytes, .birth = birth, .death = birth + length};
+        total += bytes;
+    }
+    size_t size = plan_pack(b, N);
+    check_packing(b, N, size);
+    cr_assert_lt(size, total / 2, "the block is %zu bytes of %zu: little shared", size, total);
+}
+
+// Largest first is not always best: here the 128-byte buffer, placed after
+// the three larger ones, finds no room below them, while placed first (it
+// lives three ticks: the largest area) it leaves the others a gap each.
+// plan_pack packs in both orders and keeps the smaller block, which here is
+// no larger than the most bytes alive at once.
+Test(task_6_6, plan_pack_keeps_the_better_of_two_orders)
+{
+    struct plan_buffer b[4] = {
+        {.bytes = 128, .birth = 3, .death = 5},
+        {.bytes = 192, .birth = 0, .death = 1},
+        {.bytes = 192, .birth = 1, .death = 3},
+        {.bytes = 192, .birth = 4, .death = 4},
+    };
+    size_t size = plan_pack(b, 4);
+    check_packing(b, 4, size);
+    cr_assert_eq(plan_live(b, 4), 384);
+    cr_assert_eq(size, 384, "the block is %zu bytes; 384 are alive at most", size);
+}
+
+// One row of the lifetimes CSV (tape_write_lifetimes).
+struct lifetime {
+    char kind[16], op[32];
+    long bytes;
+    int birth, death;
+};
+
+static int read_lifetimes(struct tape *t, struct lifetime *rows, int max)
+{
+    char *text = NULL;
+    size_t length = 0;
+    FILE *f = open_memstream(&text, &length);
+    cr_assert_not_null(f);
+    cr_assert_eq(tape_write_lifetimes(t, f), 0);
+    fclose(f);
+    int n = 0;
+    char *line = strchr(text, '\n');  // past the header
+    cr_assert_not_null(line);
+    long offset;
+    int id;
+    while (line && n < max && sscanf(line + 1, "%d,%15[^,],%31[^,],%ld,%d,%d,%ld", &id,
+                                     rows[n].kind, rows[n].op, &rows[n].bytes, &rows[n].birth,
+                                     &rows[n].death, &offset) == 7) {
+        n++;
+        line = strchr(line + 1, '\n');
+    }
+    free(text);
+    return n;
+}
+
+// The first buffer of that kind made by op, or NULL.
+static const struct lifetime *find_lifetime(const struct lifetime *rows, int n, const char *kind,
+                                            const char *op, int skip)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(rows[i].kind, kind) == 0 && strcmp(rows[i].op, op) == 0 && skip-- == 0)
+            return &rows[i];
+    return NULL;
+}
+
+// What the backward needs is kept, the rest dies at its last forward read:
+// relu(bias_add(matmul(x, w1))) → matmul → bias_add → cross_entropy.
+Test(task_6_5, a_value_no_backward_reads_dies_at_its_last_forward_read)
+{
+    struct mlp m = mlp_new(17, 33, 10);
+    struct tape *t = tape_with(MEMORY_PLANNED);
+    int labels[65];
+    for (int i = 0; i < 65; i++)
+        labels[i] = i % 10;
+    struct tensor *loss = mlp_loss(t, &m, step_tensor(t, 65, 17), labels);
+    cr_assert_eq(tape_backward(t, loss), 0, "%s", tape_error(t));
+    static struct lifetime rows[256];
+    int n = read_lifetimes(t, rows, 256);
+    cr_assert_gt(n, 10);
+    const struct lifetime *mm1 = find_lifetime(rows, n, "value", "matmul", 0),
+                          *add1 = find_lifetime(rows, n, "value", "bias_add", 0),
+                          *relu = find_lifetime(rows, n, "value", "relu", 0),
+                          *mm2 = find_lifetime(rows, n, "value", "matmul", 1),
+                          *add2 = find_lifetime(rows, n, "value", "bias_add", 1),
+                          *probs = find_lifetime(rows, n, "saved", "cross_entropy", 0);
+    cr_assert(mm1 && add1 && relu && mm2 && add2 && probs);
+    int backward = probs->birth + 1;  // the loss is the forward's last op
+    // matmul's output: read by bias_add, whose backward needs only dy.
+    cr_assert_eq(mm1->death, add1->birth, "the first matmul's output dies at tick %d, "
+                 "bias_add reads it last at %d", mm1->death, add1->birth);
+    // bias_add's output: read by relu, whose backward reads its own output.
+    cr_assert_eq(add1->death, relu->birth);
+    // The second bias_add's output (the logits): read by the loss alone.
+    cr_assert_eq(add2->death, probs->birth);
+    // relu's output: the second matmul's backward needs it (dW2 = hᵀ·dz).
+    cr_assert_gt(relu->death, backward, "relu's output dies at %d, before the backward (%d)",
+                 relu->death, backward);
+    // The probabilities: until cross_entropy's backward, the first node back.
+    cr_assert_eq(probs->death, backward + 1);
+    // relu's gradient is born in the second matmul's backward and dies in
+    // relu's own, before the step ends.
+    const struct lifetime *drelu = find_lifetime(rows, n, "grad", "relu", 0);
+    cr_assert_not_null(drelu);
+    cr_assert_lt(drelu->death, rows[0].death, "relu's gradient lives to the end of the step");
+    mlp_free(&m);
+    tape_free(t);
+}
+
+// The MLP's step: the planned block is well under what the arena holds.
+Test(planner, planned_step_holds_less_than_the_arena)
+{
+    struct mlp m = mlp_new(784, 256, 10);
+    size_t live[2], reserved[2];
+    for (int mode = 0; mode < 2; mode++) {
+        struct tape *t = tape_with(mode == 0 ? MEMORY_ARENA : MEMORY_PLANNED);
+        int labels[64];
+        for (int i = 0; i < 64; i++)
+            labels[i] = i % 10;
+        for (int step = 0; step < 3; step++) {
+            tape_clear(t);
+            cr_assert_eq(tape_backward(t, mlp_loss(t, &m, step_tensor(t, 64, 784), labels)), 0,
+                         "%s", tape_error(t));
+        }
+        live[mode] = tape_live_bytes(t);
+        reserved[mode] = tape_reserved_bytes(t);
+        tape_free(t);
+    }
+    cr_assert_lt(live[1], live[0], "planned: %zu bytes live, the arena %zu", live[1], live[0]);
+    cr_assert_lt(reserved[1], reserved[0], "planned: %zu bytes reserved, the arena %zu",
+                 reserved[1], reserved[0]);
+    mlp_free(&m);
+}
+
+// The first step has no plan: without tape_done it holds every value until
+// its backward begins. tape_done lets a value go at once, unless a recorded
+// node's backward reads it (the ReLU's reads its own output): then it is
+// ignored. A read after a tensor was let go is an error.
+Test(planner, tape_done_lets_a_value_go_in_the_first_step)
+{
+    struct mlp m = mlp_new(784, 256, 10);
+    int labels[64];
+    for (int i = 0; i < 64; i++)
+        labels[i] = i % 10;
+    // The same step with and without tape_done: the same gradient.
+    static float dw1[2][784 * 256];
+    for (int done = 0; done < 2; done++) {
+        struct tape *t = tape_with(MEMORY_PLANNED);
+        tensor_zero_grad(m.w1);
+        struct tensor *x = step_tensor(t, 64, 784);
+        struct tensor *z = op_matmul(t, x, m.w1);
+        struct tensor *a = op_bias_add(t, z, m.b1);
+        struct tensor *h = op_relu(t, a);
+        if (done) {
+            tape_done(t, z);  // the bias add's backward reads dy alone: z may go
+            tape_done(t, h);  // relu's backward reads h: ignored
+        }
+        struct tensor *loss =
+            op_cross_entropy(t, op_bias_add(t, op_matmul(t, h, m.w2), m.b2), labels, 64);
+        cr_assert_eq(tape_backward(t, loss), 0, "%s", tape_error(t));
+        memcpy(dw1[done], m.w1->grad, sizeof dw1[done]);
+        tape_free(t);
+    }
+    cr_assert(memcmp(dw1[0], dw1[1], sizeof dw1[0]) == 0, "tape_done changed dW1");
+    // A first step that reads z after letting it go.
+    struct tape *t = tape_with(MEMORY_PLANNED);
+    struct tensor *z = op_matmul(t, step_tensor(t, 64, 784), m.w1);
+    struct tensor *a = op_bias_add(t, z, m.b1);
+    tape_done(t, z);
+    cr_assert_not_null(op_relu(t, a));
+    cr_assert_null(op_add(t, z, z));
+    cr_assert(strstr(tape_error(t), "read after its planned memory went to another") != NULL,
+              "error: %s", tape_error(t));
+    mlp_free(&m);
+    tape_free(t);
+}
+
+// The plan says when each buffer dies; a step that reads one later (here, a
+// caller who asks for the logits after the loss without tape_keep) gets an
+// error, not another tensor's numbers. The test build also fills a buffer
+// with NaN when it dies (TAPE_POISON): a read the planner did not see gives
+// NaN, which the same-bits tests of stages 07 and 08 would catch.
+Test(planner, a_tensor_read_after_its_memory_was_reused_is_an_error)
+{
+    struct mlp m = mlp_new(784, 256, 10);
+    struct tape *t = tape_with(MEMORY_PLANNED);
+    int labels[64];
+    for (int i = 0; i < 64; i++)
+        labels[i] = i % 10;
+    for (int step = 0; step < 3; step++) {
+        tape_clear(t);
+        struct tensor *x = step_tensor(t, 64, 784);
+        struct tensor *h = op_relu(t, op_bias_add(t, op_matmul(t, x, m.w1), m.b1));
+        struct tensor *logits = op_bias_add(t, op_matmul(t, h, m.w2), m.b2);
+        struct tensor *loss = op_cross_entropy(t, logits, labels, 64);
+        cr_assert_eq(tape_backward(t, loss), 0, "%s", tape_error(t));
+        if (step < 2)
+            continue;  // the first step makes the plan, the second follows it
+#ifdef TAPE_POISON
+        cr_assert(isnan(logits->data[0]), "the logits' bytes after their death: %g",
+                  (double)logits->data[0]);
+#endif
+        cr_assert_null(op_add(t, logits, logits));
+        cr_assert(strstr(tape_error(t), "read after its planned memory went to another") != NULL,
+                  "error: %s", tape_error(t));
+    }
+    mlp_free(&m);
+    tape_free(t);
 }

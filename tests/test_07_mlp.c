@@ -103,6 +103,7 @@ static void check_linear(const struct gemm_backend *backend, int b, int in, int 
     struct tape *t = tape_new(&config);
     struct tensor *y = op_linear(t, x, w, bias);
     cr_assert_not_null(y, "%s", tape_error(t));
+    tape_keep(t, y);  // read after the backward
     cr_assert_eq(tape_node_count(t), 1, "linear must be one node, not %d", tape_node_count(t));
     struct tensor *dy = tensor_from(t, 2, (int[]){b, out}, dyf, ny);
     struct tensor *loss = op_sum(t, op_mul(t, y, dy));
@@ -185,6 +186,7 @@ Test(task_7_1, linear_matches_pytorch)
     struct tape *t = tape_new(NULL);
     struct tensor *y = op_linear(t, x, w, bias);
     cr_assert_not_null(y, "%s", tape_error(t));
+    tape_keep(t, y);  // read after the backward
     struct tensor *dy = tensor_from(t, gdy->ndim, gdy->shape, gdy->v, gdy->size);
     cr_assert_eq(tape_backward(t, op_sum(t, op_mul(t, y, dy))), 0, "%s", tape_error(t));
     expect_close("y", y->data, find(&s, "y"));
@@ -799,8 +801,9 @@ struct train_fixture {
     struct trainer tr;
 };
 
-static void train_fixture_init(struct train_fixture *f, const char *layers, int batch,
-                               uint64_t seed, const struct gemm_backend *backend)
+static void train_fixture_init_memory(struct train_fixture *f, const char *layers, int batch,
+                                      uint64_t seed, const struct gemm_backend *backend,
+                                      enum memory_mode memory)
 {
     char err[4096];
     memset(f, 0, sizeof *f);
@@ -814,10 +817,17 @@ static void train_fixture_init(struct train_fixture *f, const char *layers, int 
     cr_assert_not_null(f->o);
     struct tape_config config = tape_config_default();
     config.gemm = backend;
+    config.memory = memory;
     cr_assert_eq(trainer_init(&f->tr, &config, batch, f->ds.train.pixels, f->ds.train.count,
                               err, sizeof err),
                  0, "%s", err);
     f->tr.progress = 0;  // no bar in the test log, even on a terminal
+}
+
+static void train_fixture_init(struct train_fixture *f, const char *layers, int batch,
+                               uint64_t seed, const struct gemm_backend *backend)
+{
+    train_fixture_init_memory(f, layers, batch, seed, backend, tape_config_default().memory);
 }
 
 static void train_fixture_free(struct train_fixture *f)
@@ -884,11 +894,12 @@ Test(task_7_3, an_epoch_on_the_sample_lifts_accuracy_well_above_chance)
 // The trainer around the step.
 
 // The parameters after three steps on the sample's first three batches.
-static float *params_after_steps(int threads, const struct gemm_backend *backend, long *count)
+static float *params_after_steps(int threads, const struct gemm_backend *backend,
+                                 enum memory_mode memory, long *count)
 {
     omp_set_num_threads(threads);
     struct train_fixture f;
-    train_fixture_init(&f, "784,256,10", 64, 11, backend);
+    train_fixture_init_memory(&f, "784,256,10", 64, 11, backend, memory);
     for (int step = 0; step < 3; step++) {
         int b = train_fixture_batch(&f, step * 64);
         float loss;
@@ -913,45 +924,74 @@ Test(train, the_same_bits_on_one_and_two_threads)
     const struct gemm_backend *backend = gemm_backend_find("auto");
     cr_assert_not_null(backend);
     long n1, n2;
-    float *one = params_after_steps(1, backend, &n1);
-    float *two = params_after_steps(2, backend, &n2);
+    float *one = params_after_steps(1, backend, MEMORY_PLANNED, &n1);
+    float *two = params_after_steps(2, backend, MEMORY_PLANNED, &n2);
     omp_set_num_threads(before);
     cr_assert_eq(n1, n2);
-    long first = -1;
-    for (long i = 0; i < n1 && first < 0; i++)
-        if (memcmp(&one[i], &two[i], sizeof *one) != 0)
-            first = i;
+    long first = first_difference(one, two, n1);
     cr_assert_eq(first, -1, "parameter float %ld differs: %.9g on 1 thread, %.9g on 2", first,
                  first >= 0 ? (double)one[first] : 0.0, first >= 0 ? (double)two[first] : 0.0);
     free(one);
     free(two);
 }
 
+// The arena and planned memory: the same bits after three steps, on 1 and
+// on 2 threads (steps 2 and 3 run in the plan's block).
+static void mlp_same_bits_memory(int threads)
+{
+    int before = omp_get_max_threads();
+    const struct gemm_backend *backend = gemm_backend_find("auto");
+    long n1, n2;
+    float *arena = params_after_steps(threads, backend, MEMORY_ARENA, &n1);
+    float *planned = params_after_steps(threads, backend, MEMORY_PLANNED, &n2);
+    omp_set_num_threads(before);
+    cr_assert_eq(n1, n2);
+    long first = first_difference(arena, planned, n1);
+    cr_assert_eq(first, -1, "%d threads: parameter float %ld differs: %.9g with the arena, "
+                 "%.9g planned", threads, first, first >= 0 ? (double)arena[first] : 0.0,
+                 first >= 0 ? (double)planned[first] : 0.0);
+    free(arena);
+    free(planned);
+}
+
+Test(planner, mlp_the_same_bits_arena_and_planned_one_thread) { mlp_same_bits_memory(1); }
+Test(planner, mlp_the_same_bits_arena_and_planned_two_threads) { mlp_same_bits_memory(2); }
+
 // From the second step on, a training step (the batch, the forward, the
-// backward, Adam) calls malloc zero times: every heap allocation of the
-// process is counted (malloc_count.h), in our code, libgomp's and libc's.
-Test(train, no_heap_allocation_after_the_first_step)
+// backward, Adam) calls malloc zero times, with either memory: every heap
+// allocation of the process is counted (malloc_count.h), in our code,
+// libgomp's and libc's; and what the tape holds does not grow.
+static void mlp_zero_alloc(enum memory_mode memory)
 {
     if (malloc_calls() < 0)
         cr_skip_test("counting malloc needs AddressSanitizer's hooks (the test build has them)");
     struct train_fixture f;
-    train_fixture_init(&f, "784,128,64,10", 64, 2, NULL);
+    train_fixture_init_memory(&f, "784,128,64,10", 64, 2, NULL, memory);
     long allocations = malloc_calls();
+    size_t reserved = 0;
     for (int step = 1; step <= 5; step++) {
         int b = train_fixture_batch(&f, (step - 1) * 64);
         float loss;
         int status = train_step(f.tr.tape, &f.m, f.o, f.tr.x, f.tr.y, b, &loss);
         long now = malloc_calls();
         cr_assert_eq(status, 0, "%s", tape_error(f.tr.tape));
-        if (step == 1)
-            cr_assert_gt(now, allocations, "the first step reserves the arena: not counted");
-        else
-            cr_assert_eq(now, allocations, "step %d called malloc %ld times", step,
-                         now - allocations);
+        if (step == 1) {
+            cr_assert_gt(now, allocations, "%s: the first step reserves the tape's memory: "
+                         "not counted", tape_memory_name(memory));
+            reserved = tape_reserved_bytes(f.tr.tape);
+        } else {
+            cr_assert_eq(now, allocations, "%s: step %d called malloc %ld times",
+                         tape_memory_name(memory), step, now - allocations);
+            cr_assert_eq(tape_reserved_bytes(f.tr.tape), reserved,
+                         "%s: step %d grew the tape's memory", tape_memory_name(memory), step);
+        }
         allocations = now;
     }
     train_fixture_free(&f);
 }
+
+Test(train, no_heap_allocation_after_the_first_step) { mlp_zero_alloc(MEMORY_ARENA); }
+Test(planner, mlp_no_heap_allocation_after_the_first_step) { mlp_zero_alloc(MEMORY_PLANNED); }
 
 Test(train, evaluate_leaves_recording_as_it_found_it)
 {

@@ -157,7 +157,9 @@ static struct conv_result run_conv(const struct conv_case *k, enum conv_path pat
     memcpy(x->data, xf, sizeof(float) * (size_t)x->size);
     memcpy(w->data, wf, sizeof(float) * (size_t)w->size);
     memcpy(b->data, bf, sizeof(float) * (size_t)b->size);
-    struct tape_config c = {backend, path, isa_active()};
+    struct tape_config c = tape_config_default();
+    c.gemm = backend;
+    c.conv = path;
     struct tape *t = tape_new(&c);
     struct tensor *y = how == POOLED ? op_conv2d_relu_maxpool2(t, x, w, b, k->stride, k->pad)
                        : how == FUSED || how == POOL_AFTER
@@ -168,6 +170,7 @@ static struct conv_result run_conv(const struct conv_case *k, enum conv_path pat
     if (how == POOL_AFTER)
         y = op_maxpool2(t, y);
     cr_assert_not_null(y, "%s: %s", what, tape_error(t));
+    tape_keep(t, y);  // copied below, after the backward
     long want = how == POOLED || how == POOL_AFTER ? pooled_size(k) : y_size(k);
     cr_assert_eq(y->size, want, "%s: y has %ld elements", what, y->size);
     struct tensor *dy = tensor_from(t, 4, y->shape, dyf, y->size);
@@ -1071,6 +1074,7 @@ static void check_pool(int max, const int *s, uint64_t seed)
     struct tape *t = tape_new(NULL);
     struct tensor *y = max ? op_maxpool2(t, x) : op_global_avgpool(t, x);
     cr_assert_not_null(y, "%s", tape_error(t));
+    tape_keep(t, y);  // checked below, after the backward
     float *dyf = filled(y->size, seed + 1);
     struct tensor *dy = tensor_from(t, y->ndim, y->shape, dyf, y->size);
     cr_assert_eq(tape_backward(t, op_sum(t, op_mul(t, y, dy))), 0, "%s", tape_error(t));
@@ -1158,6 +1162,7 @@ Test(conv, pools_match_pytorch)
         struct tape *t = tape_new(NULL);
         struct tensor *y = max ? op_maxpool2(t, x) : op_global_avgpool(t, x);
         cr_assert_not_null(y, "%s", tape_error(t));
+        tape_keep(t, y);  // compared below, after the backward
         const struct golden *g = find(&s, max ? "dy" : "da");
         struct tensor *dy = tensor_from(t, g->ndim, g->shape, g->v, g->size);
         cr_assert_eq(tape_backward(t, op_sum(t, op_mul(t, y, dy))), 0, "%s", tape_error(t));
@@ -1249,31 +1254,36 @@ Test(conv, same_bits_on_one_and_two_threads)
     free(images);
 }
 
-// After the first step, a step asks the arena for the same sizes in the same
-// order and never calls malloc, with the first pooling fused or not.
-Test(conv, no_heap_allocation_after_the_first_step)
+// After the first step, a step asks the tape for the same sizes in the same
+// order and never calls malloc, with the arena or planned memory, with the
+// first pooling fused or not.
+static void tiny_zero_alloc(enum memory_mode memory)
 {
     enum { N = 4 };
     float *images = filled((long)N * 12 * 11, 78);
     if (malloc_calls() < 0)
         cr_skip_test("counting malloc needs AddressSanitizer's hooks (the test build has them)");
+    const char *name = tape_memory_name(memory);
     for (int fused = 0; fused < 2; fused++) {
         struct tiny m = tiny_new();
-        struct tape *t = tape_new(NULL);
+        struct tape_config c = tape_config_default();
+        c.memory = memory;
+        struct tape *t = tape_new(&c);
         long allocations = malloc_calls();
         size_t reserved = 0;
         for (int step = 0; step < 4; step++) {
             tiny_step(t, &m, images, N, fused);
             long now = malloc_calls();
             if (step == 0) {
-                cr_assert_gt(now, allocations, "the first step reserves the arena: not counted");
-                reserved = arena_reserved(tape_arena(t));
+                cr_assert_gt(now, allocations,
+                             "%s: the first step reserves the tape's memory: not counted", name);
+                reserved = tape_reserved_bytes(t);
             } else {
-                cr_assert_eq(now, allocations, "fused %d: step %d called malloc %ld times", fused,
-                             step + 1, now - allocations);
+                cr_assert_eq(now, allocations, "%s, fused %d: step %d called malloc %ld times",
+                             name, fused, step + 1, now - allocations);
             }
-            cr_assert_eq(arena_reserved(tape_arena(t)), reserved, "step %d grew the arena",
-                         step + 1);
+            cr_assert_eq(tape_reserved_bytes(t), reserved,
+                         "%s, fused %d: step %d grew the tape's memory", name, fused, step + 1);
             allocations = now;
         }
         tape_free(t);
@@ -1281,6 +1291,9 @@ Test(conv, no_heap_allocation_after_the_first_step)
     }
     free(images);
 }
+
+Test(conv, no_heap_allocation_after_the_first_step) { tiny_zero_alloc(MEMORY_ARENA); }
+Test(planner, conv_no_heap_allocation_after_the_first_step) { tiny_zero_alloc(MEMORY_PLANNED); }
 
 Test(conv, bad_shapes_are_clear_errors)
 {
@@ -1537,8 +1550,8 @@ struct cnn_fixture {
     struct trainer tr;
 };
 
-static void cnn_fixture_init(struct cnn_fixture *f, enum conv_path path, int batch,
-                             uint64_t seed)
+static void cnn_fixture_init_memory(struct cnn_fixture *f, enum conv_path path, int batch,
+                                    uint64_t seed, enum memory_mode memory)
 {
     char err[4096];
     memset(f, 0, sizeof *f);
@@ -1549,10 +1562,17 @@ static void cnn_fixture_init(struct cnn_fixture *f, enum conv_path path, int bat
     cr_assert_not_null(f->o);
     struct tape_config config = tape_config_default();
     config.conv = path;
+    config.memory = memory;
     cr_assert_eq(trainer_init(&f->tr, &config, batch, f->ds.train.pixels, f->ds.train.count, err,
                               sizeof err),
                  0, "%s", err);
     f->tr.progress = 0;
+}
+
+static void cnn_fixture_init(struct cnn_fixture *f, enum conv_path path, int batch,
+                             uint64_t seed)
+{
+    cnn_fixture_init_memory(f, path, batch, seed, tape_config_default().memory);
 }
 
 static void cnn_fixture_free(struct cnn_fixture *f)
@@ -1593,11 +1613,12 @@ Test(nn_cnn, steps_lower_the_loss_on_a_fixed_batch, .timeout = 300)
 }
 
 // Every parameter's floats after two steps on the sample's first batches.
-static float *cnn_params_after_steps(int threads, enum conv_path path, long *count)
+static float *cnn_params_after_steps(int threads, enum conv_path path, enum memory_mode memory,
+                                     long *count)
 {
     omp_set_num_threads(threads);
     struct cnn_fixture f;
-    cnn_fixture_init(&f, path, 16, 11);
+    cnn_fixture_init_memory(&f, path, 16, 11, memory);
     for (int step = 0; step < 2; step++) {
         float loss;
         cr_assert_eq(cnn_fixture_step(&f, step * 16, &loss), 0, "%s", tape_error(f.tr.tape));
@@ -1618,14 +1639,11 @@ static void cnn_same_bits(enum conv_path path)
 {
     int before = omp_get_max_threads();
     long n1, n2;
-    float *one = cnn_params_after_steps(1, path, &n1);
-    float *two = cnn_params_after_steps(2, path, &n2);
+    float *one = cnn_params_after_steps(1, path, MEMORY_PLANNED, &n1);
+    float *two = cnn_params_after_steps(2, path, MEMORY_PLANNED, &n2);
     omp_set_num_threads(before);
     cr_assert_eq(n1, n2);
-    long first = -1;
-    for (long i = 0; i < n1 && first < 0; i++)
-        if (memcmp(&one[i], &two[i], sizeof *one) != 0)
-            first = i;
+    long first = first_difference(one, two, n1);
     cr_assert_eq(first, -1, "%s path: parameter float %ld differs: %.9g on 1 thread, %.9g on 2",
                  conv_path_name(path), first, first >= 0 ? (double)one[first] : 0.0,
                  first >= 0 ? (double)two[first] : 0.0);
@@ -1648,26 +1666,71 @@ Test(nn_cnn, the_same_bits_on_one_and_two_threads_direct, .timeout = 300)
     cnn_same_bits(CONV_DIRECT);
 }
 
-Test(nn_cnn, no_heap_allocation_after_the_first_step, .timeout = 300)
+// The arena and planned memory: the same bits, on 1 and on 2 threads. The
+// second step runs in the plan's block, where tensors share bytes (and, in
+// the test build, every buffer is poisoned when it dies).
+static void cnn_same_bits_memory(int threads)
+{
+    int before = omp_get_max_threads();
+    long n1, n2;
+    float *arena = cnn_params_after_steps(threads, CONV_AUTO, MEMORY_ARENA, &n1);
+    float *planned = cnn_params_after_steps(threads, CONV_AUTO, MEMORY_PLANNED, &n2);
+    omp_set_num_threads(before);
+    cr_assert_eq(n1, n2);
+    long first = first_difference(arena, planned, n1);
+    cr_assert_eq(first, -1, "%d threads: parameter float %ld differs: %.9g with the arena, "
+                 "%.9g planned", threads, first, first >= 0 ? (double)arena[first] : 0.0,
+                 first >= 0 ? (double)planned[first] : 0.0);
+    free(arena);
+    free(planned);
+}
+
+Test(planner, cnn_the_same_bits_arena_and_planned_one_thread, .timeout = 300)
+{
+    cnn_same_bits_memory(1);
+}
+
+Test(planner, cnn_the_same_bits_arena_and_planned_two_threads, .timeout = 300)
+{
+    cnn_same_bits_memory(2);
+}
+
+static void cnn_zero_alloc(enum memory_mode memory)
 {
     if (malloc_calls() < 0)
         cr_skip_test("counting malloc needs AddressSanitizer's hooks (the test build has them)");
     struct cnn_fixture f;
-    cnn_fixture_init(&f, CONV_AUTO, 16, 2);
+    cnn_fixture_init_memory(&f, CONV_AUTO, 16, 2, memory);
     long allocations = malloc_calls();
+    size_t reserved = 0;
     for (int step = 1; step <= 3; step++) {
         float loss;
         int status = cnn_fixture_step(&f, (step - 1) * 16, &loss);
         long now = malloc_calls();
         cr_assert_eq(status, 0, "%s", tape_error(f.tr.tape));
-        if (step == 1)
-            cr_assert_gt(now, allocations, "the first step reserves the arena: not counted");
-        else
-            cr_assert_eq(now, allocations, "step %d called malloc %ld times", step,
-                         now - allocations);
+        if (step == 1) {
+            cr_assert_gt(now, allocations, "%s: the first step reserves the tape's memory: "
+                         "not counted", tape_memory_name(memory));
+            reserved = tape_reserved_bytes(f.tr.tape);
+        } else {
+            cr_assert_eq(now, allocations, "%s: step %d called malloc %ld times",
+                         tape_memory_name(memory), step, now - allocations);
+            cr_assert_eq(tape_reserved_bytes(f.tr.tape), reserved,
+                         "%s: step %d grew the tape's memory", tape_memory_name(memory), step);
+        }
         allocations = now;
     }
     cnn_fixture_free(&f);
+}
+
+Test(nn_cnn, no_heap_allocation_after_the_first_step, .timeout = 300)
+{
+    cnn_zero_alloc(MEMORY_ARENA);
+}
+
+Test(planner, cnn_no_heap_allocation_after_the_first_step, .timeout = 300)
+{
+    cnn_zero_alloc(MEMORY_PLANNED);
 }
 
 Test(nn_cnn, checkpoint_round_trip)

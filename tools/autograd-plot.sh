@@ -23,6 +23,8 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 cpu=$(sed -n 's/^# cpu: //p' "$in" | head -n 1)
 # A table: one row per model and batch, one column per backend (in the order
 # they first appear), the overhead in percent; '-' where a backend is missing.
+# One bar per backend: where a backend has several rows (both memory modes),
+# the last one (planned, the tape's default, comes after the arena).
 grep -v '^#' "$in" | tail -n +2 | awk -F, '
     { key = $1 ", batch " $2
       if (!(key in seen)) { seen[key] = 1; keys[++nk] = key }

@@ -109,6 +109,8 @@ $(BOOK_PLOT_STAMP): _book_force
 	    $$tool "$$dot" $$out >/dev/null || exit 1; \
 	    echo "plots: $$out.{svg,png} <- $$dot"; changed=1; fi; \
 	done; \
+	study stage-07-lifetimes tools/lifetime-plot.sh || exit 1; \
+	study stage-08-lifetimes tools/lifetime-plot.sh || exit 1; \
 	mlp() { \
 	  srcs=$$(ls $(BOOK_RESULTS)/stage-07*.csv plots/data/stage-07*.csv 2>/dev/null); \
 	  [ -n "$$srcs" ] || return 0; \

@@ -14,7 +14,7 @@ may_use() {
     harness) echo "base cli" ;;
     loops) echo "base" ;;
     gemm) echo "base cli loops" ;;
-    autograd) echo "base gemm" ;;
+    autograd) echo "base cli gemm" ;;
     conv) echo "base cli autograd" ;;
     data) echo "" ;;
     nn) echo "base cli loops gemm autograd conv data" ;;

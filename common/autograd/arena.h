@@ -45,5 +45,12 @@ long arena_heap_allocations(void);
 // malloc and free for the rest of common/autograd, counted. aligned to 64.
 void *arena_heap_alloc(size_t bytes);
 void arena_heap_free(void *p);
+// For a large buffer that dies long before the program ends (the planner's
+// first step, memory.c): pages straight from the system (mmap), given back
+// when it is freed, so that the process's resident memory falls when the
+// buffer dies. malloc keeps what it frees for the next malloc. Counted too;
+// aligned to the page. NULL when out of memory.
+void *arena_map(size_t bytes);
+void arena_unmap(void *p, size_t bytes);
 
 #endif

@@ -17,8 +17,12 @@ static struct tensor *activation(struct tape *t, struct tensor *x, const char *o
     if (!y)
         return NULL;
     f(vec_kernels(tape_config(t)->isa), x->size, y->data, x->data);
-    if (y->requires_grad && !tape_record(t, op, backward, y, x, NULL))
-        return NULL;
+    if (y->requires_grad) {
+        struct tape_node *n = tape_record(t, op, backward, y, x, NULL);
+        if (!n)
+            return NULL;
+        n->needs = NEEDS_OUT;  // the backward reads y, not x
+    }
     return y;
 }
 

@@ -37,8 +37,12 @@ struct tensor *op_add(struct tape *t, struct tensor *a, struct tensor *b)
     if (!y)
         return NULL;
     vec_kernels(tape_config(t)->isa)->add(a->size, y->data, a->data, b->data);
-    if (y->requires_grad && !tape_record(t, "add", add_backward, y, a, b))
-        return NULL;
+    if (y->requires_grad) {
+        struct tape_node *n = tape_record(t, "add", add_backward, y, a, b);
+        if (!n)
+            return NULL;
+        n->needs = 0;  // the backward reads dy alone
+    }
     return y;
 }
 
@@ -69,8 +73,13 @@ struct tensor *op_mul(struct tape *t, struct tensor *a, struct tensor *b)
         return NULL;
     for (long j = 0; j < a->size; j++)
         y->data[j] = a->data[j] * b->data[j];
-    if (y->requires_grad && !tape_record(t, "mul", mul_backward, y, a, b))
-        return NULL;
+    if (y->requires_grad) {
+        struct tape_node *n = tape_record(t, "mul", mul_backward, y, a, b);
+        if (!n)
+            return NULL;
+        // da needs b, db needs a.
+        n->needs = (b->requires_grad ? NEEDS_IN0 : 0) | (a->requires_grad ? NEEDS_IN1 : 0);
+    }
     return y;
 }
 
@@ -100,6 +109,7 @@ struct tensor *op_scale(struct tape *t, struct tensor *x, float s)
         if (!n)
             return NULL;
         n->scalar = s;
+        n->needs = 0;
     }
     return y;
 }
@@ -135,6 +145,7 @@ static struct tensor *reduce(struct tape *t, struct tensor *x, const char *op, f
         if (!n)
             return NULL;
         n->scalar = scalar;
+        n->needs = 0;
     }
     return y;
 }
@@ -184,7 +195,11 @@ struct tensor *op_reshape(struct tape *t, struct tensor *x, int ndim, const int 
     if (!y)
         return NULL;
     y->requires_grad = tape_recording(t) && x->requires_grad;
-    if (y->requires_grad && !tape_record(t, "reshape", reshape_backward, y, x, NULL))
-        return NULL;
+    if (y->requires_grad) {
+        struct tape_node *n = tape_record(t, "reshape", reshape_backward, y, x, NULL);
+        if (!n)
+            return NULL;
+        n->needs = 0;
+    }
     return y;
 }

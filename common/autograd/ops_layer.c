@@ -48,7 +48,7 @@ struct tensor *op_linear(struct tape *t, struct tensor *x, struct tensor *w, str
     int b = x->shape[0], in = x->shape[1], out = w->shape[1];
     // BEGIN SOLUTION task 7.1: y (b×out) from the tape; each row the bias, then one GEMM adds x·w (beta = 1); one node, bias as its in[2]
     struct tensor *y = tape_output(t, 2, (int[]){b, out}, x, w);
-    if (!y)
+    if (!y || tape_use(t, bias) != 0)
         return NULL;
     if (tape_recording(t) && bias->requires_grad)
         y->requires_grad = 1;
@@ -65,6 +65,8 @@ struct tensor *op_linear(struct tape *t, struct tensor *x, struct tensor *w, str
         if (!n)
             return NULL;
         n->in[2] = bias;
+        // dw needs x, dx needs w; dbias only dy.
+        n->needs = (w->requires_grad ? NEEDS_IN0 : 0) | (x->requires_grad ? NEEDS_IN1 : 0);
     }
     return y;
     // stub: (void)b; (void)in; (void)out; (void)linear_backward;

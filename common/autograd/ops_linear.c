@@ -52,8 +52,13 @@ struct tensor *op_matmul(struct tape *t, struct tensor *a, struct tensor *b)
     if (!c || tape_gemm(t, "matmul", GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, a->data, k, b->data,
                         n, 0.0f, c->data, n) != 0)
         return NULL;
-    if (c->requires_grad && !tape_record(t, "matmul", op_matmul_backward, c, a, b))
-        return NULL;
+    if (c->requires_grad) {
+        struct tape_node *node = tape_record(t, "matmul", op_matmul_backward, c, a, b);
+        if (!node)
+            return NULL;
+        // dA needs B, dB needs A.
+        node->needs = (b->requires_grad ? NEEDS_IN0 : 0) | (a->requires_grad ? NEEDS_IN1 : 0);
+    }
     return c;
 }
 // end listing
@@ -101,7 +106,11 @@ struct tensor *op_bias_add(struct tape *t, struct tensor *x, struct tensor *bias
     const struct vec_kernels *v = vec_kernels(tape_config(t)->isa);
     for (long i = 0; i < m; i++)
         v->add(n, y->data + i * n, x->data + i * n, bias->data);
-    if (y->requires_grad && !tape_record(t, "bias_add", bias_add_backward, y, x, bias))
-        return NULL;
+    if (y->requires_grad) {
+        struct tape_node *node = tape_record(t, "bias_add", bias_add_backward, y, x, bias);
+        if (!node)
+            return NULL;
+        node->needs = 0;  // dy alone
+    }
     return y;
 }

@@ -2,7 +2,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "arena.h"
 #include "ops.h"
 
 // listing: cross_entropy_backward
@@ -54,12 +53,19 @@ struct tensor *op_cross_entropy(struct tape *t, struct tensor *logits, const int
             return tape_fail(t, "cross_entropy: label %d of row %d is outside 0..%d", labels[i],
                              i, c - 1);
     struct tensor *loss = tape_output(t, 1, (int[]){1}, logits, NULL);
-    // The backward needs the probabilities; evaluation does not.
-    float *p = loss && loss->requires_grad
-                   ? arena_alloc(tape_arena(t), sizeof(float) * (size_t)logits->size)
-                   : NULL;
-    if (!loss || (loss->requires_grad && !p))
-        return tape_fail(t, "cross_entropy: out of memory");
+    if (!loss)
+        return NULL;
+    // The backward needs the probabilities and the labels; evaluation does
+    // not. They are saved, so they live until the backward has used them.
+    float *p = NULL;
+    int *copy = NULL;
+    if (loss->requires_grad) {
+        p = tape_save(t, sizeof(float) * (size_t)logits->size);
+        copy = tape_save(t, sizeof(int) * (size_t)b);
+        if (!p || !copy)
+            return tape_fail(t, "cross_entropy: out of memory");
+        memcpy(copy, labels, sizeof(int) * (size_t)b);
+    }
     double total = 0.0;
     for (int i = 0; i < b; i++) {
         const float *z = logits->data + (long)i * c;
@@ -78,12 +84,11 @@ struct tensor *op_cross_entropy(struct tape *t, struct tensor *logits, const int
     if (loss->requires_grad) {
         struct tape_node *n = tape_record(t, "cross_entropy", cross_entropy_backward, loss,
                                           logits, NULL);
-        int *copy = arena_alloc(tape_arena(t), sizeof(int) * (size_t)b);
-        if (!n || !copy)
-            return tape_fail(t, "cross_entropy: out of memory");
-        memcpy(copy, labels, sizeof(int) * (size_t)b);
+        if (!n)
+            return NULL;
         n->ints = copy;
         n->saved = p;
+        n->needs = 0;  // p and the labels, not the logits
     }
     return loss;
 }

@@ -1,9 +1,11 @@
 #ifndef TAPE_H
 #define TAPE_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include "cpu.h"
+#include "flags.h"
 #include "gemm_backend.h"
 #include "tensor.h"
 
@@ -28,12 +30,29 @@ struct tape_node {
                                 // labels, a convolution's stride and pad, max pooling's argmax
     float *saved;               // cross_entropy's probabilities
     struct tape_node *prev;     // the node recorded before this one
+    // For the planner (MEMORY_PLANNED): whose data the backward reads, as
+    // NEEDS_* bits (tape_record sets them all; an op that reads less says
+    // so), the node's number in the step, and the buffers its op asked for
+    // (its saved ones among them).
+    unsigned needs;
+    int seq;
+    int first_buffer, end_buffer;
 };
 // end listing
+
+// tape_node.needs: the backward reads in[0]'s, in[1]'s, in[2]'s or out's data.
+enum { NEEDS_IN0 = 1, NEEDS_IN1 = 2, NEEDS_IN2 = 4, NEEDS_OUT = 8 };
 
 // How the convolutions of common/conv compute (conv.h says what each path
 // does). The choice is the tape's, so it is declared here, below conv.h.
 enum conv_path { CONV_AUTO, CONV_IM2COL, CONV_1X1, CONV_DIRECT };
+
+// Where a step's tensors live (memory.h says how):
+//   arena    one cursor through blocks kept from step to step; nothing is
+//            released before the step ends
+//   planned  each buffer at an offset a plan gave it in one block, shared
+//            with the buffers whose lifetimes do not overlap its own
+enum memory_mode { MEMORY_ARENA, MEMORY_PLANNED };
 
 // listing: tape_config
 // The run-time choices the ops read from their tape: the same model, another
@@ -44,13 +63,23 @@ struct tape_config {
     enum conv_path conv;              // every convolution; CONV_AUTO: by shape
     enum isa isa;                     // the ops' own loops: elementwise, pooling,
                                       // the direct convolution
+    enum memory_mode memory;          // where the step's tensors live
 };
 // end listing
 
-// gemm() for every matmul, convolutions by shape, and the ISA every kernel
-// family follows (isa_active(), which --isa forces): the GEMM's micro-kernel
-// always runs on that one, so a tape's isa differs from it only when a
-// program asks (stage 06's bench: the scalar loops beside the vector GEMM).
+// "arena", "planned"; 0 and *out set, or -1.
+int tape_parse_memory(const char *name, enum memory_mode *out);
+const char *tape_memory_name(enum memory_mode m);
+// --memory arena|planned: *mode becomes an enum memory_mode (the default
+// when not given). --memory A,B for the benchmarks: the modes named, in order.
+struct flag tape_memory_flag(int *mode);
+struct flag tape_memories_flag(struct flag_list *modes);
+
+// gemm() for every matmul, convolutions by shape, the ISA every kernel
+// family follows (isa_active(), which --isa forces), and planned memory.
+// The GEMM's micro-kernel always runs on isa_active(), so a tape's isa
+// differs from it only when a program asks (stage 06's bench: the scalar
+// loops beside the vector GEMM).
 struct tape_config tape_config_default(void);
 
 // A tape for one model: its arena (all per-step memory), the nodes of the
@@ -61,7 +90,8 @@ struct tape *tape_new(const struct tape_config *config);
 void tape_free(struct tape *t);
 const struct tape_config *tape_config(const struct tape *t);
 
-// Forgets the step: nodes, step tensors, the error. Keeps the arena's memory.
+// Forgets the step: nodes, step tensors, the error. Keeps the memory for
+// the next step (planned: the plan made from this step and its block).
 void tape_clear(struct tape *t);
 
 // Recording is on after tape_new. Off (evaluation), ops still compute their
@@ -83,6 +113,7 @@ int tape_backward(struct tape *t, struct tensor *loss);
 const char *tape_error(const struct tape *t);
 int tape_failed(const struct tape *t);
 
+// The arena of a tape whose memory is MEMORY_ARENA; NULL when planned.
 struct arena *tape_arena(struct tape *t);
 int tape_node_count(const struct tape *t);
 
@@ -92,7 +123,28 @@ int tape_node_count(const struct tape *t);
 // to op to output. `dot -Tsvg` draws it. Returns 0, or -1 on a write error.
 int tape_write_dot(const struct tape *t, FILE *f);
 
-// Step tensors, from the tape's arena: gone at the next tape_clear().
+// A step's memory, in either mode: its live bytes (the most it holds at one
+// moment: for the arena, all it handed out, since it releases nothing
+// before the step ends) and its reserved bytes (what the tape holds for
+// steps, bookkeeping included), as of the last step that ended.
+size_t tape_live_bytes(const struct tape *t);
+size_t tape_reserved_bytes(const struct tape *t);
+// Arena: arena_fit (one block of the peak, so that a smaller last batch or
+// an evaluation does not grow it). Planned: nothing to do, 0. -1 when out of
+// memory.
+int tape_fit(struct tape *t);
+// The step's buffers so far, for a lifetime chart (memory.h has the
+// columns); call it before tape_clear. -1 when writing fails.
+int tape_write_lifetimes(const struct tape *t, FILE *f);
+
+// Step tensors: gone at the next tape_clear(). With planned memory, a
+// tensor's data lives from the op that makes it to the last op, forward or
+// backward, that reads it; its gradient from the first node that adds into
+// it to the node that made it. What the caller reads after that must be
+// kept: the tensors made with tensor_new and tensor_from, their gradients,
+// the loss given to tape_backward and the output of the step's last op
+// are kept without asking; tape_keep keeps any other.
+//
 // A tensor of that shape (contents undefined), or NULL with the tape's error
 // set (bad shape, out of memory).
 struct tensor *tensor_new(struct tape *t, int ndim, const int *shape);
@@ -103,6 +155,17 @@ struct tensor *tensor_from(struct tape *t, int ndim, const int *shape, const flo
 // size (the caller checks the size). No copy; grad is its own.
 struct tensor *tensor_view(struct tape *t, const struct tensor *x, int ndim, const int *shape);
 
+// Keeps x's data and gradient until the step ends, for a caller that reads
+// them after the ops that use it have run (the logits after the loss).
+void tape_keep(struct tape *t, struct tensor *x);
+
+// The forward reads x no more. A step that follows a plan knows it; the
+// first step of a kind does not, until its backward begins (no op says
+// whether a later op reads x), and holds every value until then. Told, it
+// lets x's bytes go once the op running now has returned, unless a recorded
+// node's backward reads them. A later read of x is an error.
+void tape_done(struct tape *t, struct tensor *x);
+
 // For the ops: record the first error (printf-style) and return NULL.
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
@@ -111,8 +174,20 @@ void *tape_fail(struct tape *t, const char *fmt, ...);
 
 // For the ops: an output tensor of the given shape whose requires_grad is
 // set when recording and any input needs a gradient; NULL with the error set.
+// An op calls it first: it starts the op's moment, and tells the planner
+// that the op reads a and b (NULL for none).
 struct tensor *tape_output(struct tape *t, int ndim, const int *shape,
                            const struct tensor *a, const struct tensor *b);
+// For the ops: a third input x is read too (a bias that may be a step
+// tensor). Returns 0, or -1 with the error set.
+int tape_use(struct tape *t, const struct tensor *x);
+// For the ops, after tape_output: bytes of working memory (64-byte aligned,
+// contents undefined) that die when the op returns, and bytes the op keeps
+// for its backward, which die once the node it records next has run its
+// backward (when it records none, with the op). NULL when out of memory
+// (the op reports it).
+void *tape_scratch(struct tape *t, size_t bytes);
+void *tape_save(struct tape *t, size_t bytes);
 
 // For the ops: appends a node for out (call it only when out->requires_grad).
 // NULL when out of memory, with the error set.

@@ -24,6 +24,7 @@ void tensor_set_shape(struct tensor *x, int ndim, const int *shape, long size)
     for (int i = 0; i < ndim; i++)
         x->shape[i] = shape[i];
     x->size = size;
+    x->id = -1;
 }
 
 struct tensor *tensor_param(int ndim, const int *shape)

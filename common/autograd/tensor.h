@@ -20,6 +20,7 @@ struct tensor {
     long size;          // product of the shape
     int requires_grad;  // 1: backward computes grad for this tensor
     int owned;          // 1: a parameter, data and grad on the heap
+    int id;             // a step tensor's number on its tape (tape.c); -1 otherwise
 };
 
 // A parameter: zeroed data and gradient on the heap, requires_grad set.
@@ -30,8 +31,8 @@ void tensor_free(struct tensor *p);
 // gradients accumulate).
 void tensor_zero_grad(struct tensor *p);
 
-// Sets x to a tensor of that shape and size with no data, no gradient and
-// no flags (for the code that allocates tensors: tensor_param, tape.c).
+// Sets x to a tensor of that shape and size with no data, no gradient, no
+// flags and no id (for the code that allocates tensors: tensor_param, tape.c).
 void tensor_set_shape(struct tensor *x, int ndim, const int *shape, long size);
 // 1 when a and b have the same shape.
 int tensor_same_shape(const struct tensor *a, const struct tensor *b);

@@ -53,4 +53,29 @@ void vec_relu_backward_avx2(long n, float *dx, const float *y, const float *dy)
 }
 // end listing
 
+// The mask: movemask takes the sign bits of the comparison, 8 lanes → 8 bits.
+void vec_relu_mask_avx2(long n, uint8_t *bits, const float *y)
+{
+    const __m256 zero = _mm256_setzero_ps();
+    long i = 0;
+    for (; i + L <= n; i += L)
+        bits[i / 8] = (uint8_t)_mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(y + i), zero,
+                                                                _CMP_GT_OQ));
+    vec_relu_mask_scalar(n - i, bits + i / 8, y + i);
+}
+
+// And back: lane l of a byte spread to all lanes is on when bit l is.
+void vec_relu_mask_backward_avx2(long n, float *dx, const uint8_t *bits, const float *dy)
+{
+    const __m256i lane = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    const __m256 zero = _mm256_setzero_ps();
+    long i = 0;
+    for (; i + L <= n; i += L) {
+        __m256i b = _mm256_and_si256(_mm256_set1_epi32(bits[i / 8]), lane);
+        __m256 on = _mm256_castsi256_ps(_mm256_cmpeq_epi32(b, lane));
+        _mm256_storeu_ps(dx + i, _mm256_add_ps(zero, _mm256_and_ps(on, _mm256_loadu_ps(dy + i))));
+    }
+    vec_relu_mask_backward_scalar(n - i, dx + i, bits + i / 8, dy + i);
+}
+
 #endif

@@ -27,16 +27,20 @@
 // pooled gradient back to its element while it lays the run's gradients side
 // by side, the copy the ReLU's mask rides in already.
 //
-// Memory. Nothing but the output is kept for the backward: the im2col path
-// makes each run's col matrices in its thread's own scratch and uses them at
-// once, and the backward makes every run's col matrices again (one more
-// copy) instead of keeping the whole batch's (n·K·P floats: 36 MB for this
-// book's second convolution at batch 256).
+// Memory. The backward reads x and w, and of the output only what it must:
+// the im2col path makes each run's col matrices in its thread's own scratch
+// and uses them at once, and the backward makes every run's col matrices
+// again (one more copy) instead of keeping the whole batch's (n·K·P floats:
+// 36 MB for this book's second convolution at batch 256). The fused ReLU's
+// backward needs only where y was positive: one bit per output, saved, not y
+// itself (22 MB of floats for the first convolution at batch 256, 0.7 MB of
+// bits), so y can die as soon as the next op has read it. With the pooling
+// fused, the pooled y (a quarter of the size) is kept with its codes.
 #include <limits.h>
 #include <omp.h>
+#include <stdint.h>
 #include <string.h>
 
-#include "arena.h"
 #include "conv.h"
 #include "conv_direct.h"
 #include "pool_row.h"
@@ -47,10 +51,12 @@
 // (conv1's K is 9); from there on the GEMM is faster (conv2's K is 288).
 enum { DW_KERNEL_K = 32 };
 
-// What the backward needs besides the node's tensors, kept in the arena and
+// What the backward needs besides the node's tensors, saved on the tape and
 // pointed to by node->ints: stride, pad and whether the pooling is fused;
-// with the pooling, the codes follow the ints in the same block.
+// from byte KEPT_AT on, the pooling's codes (one byte per pooled element)
+// or, with ReLU fused alone, the ReLU's mask (relu_mask).
 enum { SAVED_STRIDE, SAVED_PAD, SAVED_POOL, SAVED_COUNT };
+enum { KEPT_AT = 64 };
 
 // The sizes of one convolution, from its tensors.
 struct conv_dims {
@@ -115,6 +121,23 @@ static void fill_bias(float *y, const float *bias, int oc, long P)
             y[o * P + p] = bias[o];
 }
 
+// listing: relu_mask
+// The fused ReLU's mask (vec.h's relu_mask): a bit per output, a row of
+// mask_row(P) bytes per plane, so that each plane starts on a byte; an
+// image's planes take oc rows. The backward needs no more of y.
+static long mask_row(long P)
+{
+    return (P + 7) / 8;
+}
+
+static void keep_mask(const struct vec_kernels *v, const struct conv_dims *d, const float *yi,
+                      uint8_t *mi)
+{
+    for (int o = 0; o < d->oc; o++)
+        v->relu_mask(d->P, mi + o * mask_row(d->P), yi + o * d->P);
+}
+// end listing
+
 // Where the forward puts its output: y (n×oc×oh×ow), with the bias added
 // and, with ReLU fused, clipped; or, with the pooling fused too, the pooled
 // y (n×oc×ph×pw) and its codes.
@@ -122,6 +145,7 @@ struct conv_out {
     float *y;
     unsigned char *code;  // NULL: no pooling
     int relu;
+    uint8_t *mask;        // with ReLU fused alone and recording: its mask, else NULL
     const struct vec_kernels *vec;
     relu_pool_row_fn *pool_row;
 };
@@ -129,8 +153,8 @@ struct conv_out {
 // listing: conv_image_out
 // Image i's output from a GEMM's (oc planes of P floats without the bias,
 // plane o at out + o·ld): the bias added and copied into y (and clipped,
-// with ReLU fused), or only its 2×2 maxima and their codes, two rows of the
-// plane at a time, while the plane is still in cache.
+// with ReLU fused, its mask kept), or only its 2×2 maxima and their codes,
+// two rows of the plane at a time, while the plane is still in cache.
 static void image_out(const struct conv_dims *d, const float *out, long ld, const float *bias,
                       const struct conv_out *o, int i)
 {
@@ -153,6 +177,8 @@ static void image_out(const struct conv_dims *d, const float *out, long ld, cons
     }
     if (o->relu)
         o->vec->relu(ys, yi, yi);
+    if (o->mask)
+        keep_mask(o->vec, d, yi, o->mask + (long)i * d->oc * mask_row(d->P));
 }
 // end listing
 
@@ -189,7 +215,7 @@ static int forward_run(const struct conv_dims *d, const struct gemm_backend *be,
 // kt[((ch·3 + u)·3 + v)·oc + o] = w[o][ch][u][v].
 static float *turned_filters(struct tape *t, const struct conv_dims *d, const float *w)
 {
-    float *kt = arena_alloc(tape_arena(t), sizeof(float) * (size_t)(d->oc * d->K));
+    float *kt = tape_scratch(t, sizeof(float) * (size_t)(d->oc * d->K));
     if (kt)
         for (int o = 0; o < d->oc; o++)
             for (long k = 0; k < d->K; k++)
@@ -221,13 +247,17 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
                          d.oh, d.ow);
     struct tensor *y = pool ? tape_output(t, 4, (int[]){d.n, d.oc, d.ph, d.pw}, x, w)
                             : tape_output(t, 4, (int[]){d.n, d.oc, d.oh, d.ow}, x, w);
-    if (!y)
+    if (!y || tape_use(t, bias) != 0)
         return NULL;
     if (tape_recording(t) && bias->requires_grad)
         y->requires_grad = 1;
-    // The saved ints, and with the pooling one code per pooled element after
-    // them: the forward writes the codes whether or not the tape records.
-    int *saved = arena_alloc(tape_arena(t), sizeof(int) * SAVED_COUNT + (pool ? (size_t)y->size : 0));
+    // The saved ints and, from byte KEPT_AT on, one code per pooled element
+    // (the forward writes the codes whether or not the tape records) or the
+    // fused ReLU's mask (only when recording).
+    int keep_mask_bits = relu && !pool && y->requires_grad;
+    size_t kept = pool ? (size_t)y->size
+                       : keep_mask_bits ? (size_t)d.n * d.oc * mask_row(d.P) : 0;
+    int *saved = tape_save(t, KEPT_AT + kept);
     if (!saved)
         return tape_fail(t, "%s: out of memory for the tape", op);
     saved[SAVED_STRIDE] = stride;
@@ -239,14 +269,15 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
 
     const struct gemm_backend *be = cfg->gemm;
     const struct vec_kernels *v = vec_kernels(cfg->isa);
-    struct conv_out o = {y->data, pool ? (unsigned char *)(saved + SAVED_COUNT) : NULL, relu, v,
+    unsigned char *at = (unsigned char *)saved + KEPT_AT;
+    struct conv_out o = {y->data, pool ? at : NULL, relu, keep_mask_bits ? at : NULL, v,
                          relu_pool_row_kernel(cfg->isa)};
     int failed = 0;
     if (path == CONV_IM2COL) {
         // Runs of images (forward_run), each thread with its own scratch.
         long run_p = longest_run(d.n) * d.P, per_thread = (d.K + d.oc) * run_p;
-        float *scratch = arena_alloc(tape_arena(t),
-                                     sizeof(float) * (size_t)(omp_get_max_threads() * per_thread));
+        float *scratch =
+            tape_scratch(t, sizeof(float) * (size_t)(omp_get_max_threads() * per_thread));
         if (!scratch)
             return tape_fail(t, "%s: out of memory for im2col's %ld×%ld matrices", op, d.K,
                              run_p);
@@ -274,9 +305,8 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
         // is the image itself, c×(h·w), the col matrix with no copy. Pooled,
         // the 1×1 GEMM writes into the thread's scratch and image_out pools.
         conv_direct_fn *kernel = conv_direct_kernel(cfg->isa);
-        float *scratch = pool ? arena_alloc(tape_arena(t), sizeof(float) *
-                                                               (size_t)(omp_get_max_threads() * ys))
-                              : NULL;
+        float *scratch =
+            pool ? tape_scratch(t, sizeof(float) * (size_t)(omp_get_max_threads() * ys)) : NULL;
         if (pool && !scratch)
             return tape_fail(t, "%s: out of memory for %ld floats of scratch", op, ys);
 #pragma omp parallel for schedule(static) reduction(|| : failed)
@@ -300,6 +330,8 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
                 failed = 1;  // y_i (oc×P) += w (oc×K) · x_i (K×P)
             if (relu)
                 v->relu(ys, yi, yi);
+            if (o.mask)
+                keep_mask(v, &d, yi, o.mask + (long)i * d.oc * mask_row(d.P));
         }
     }
     if (failed)
@@ -311,6 +343,10 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
             return tape_fail(t, "%s: out of memory for the tape", op);
         node->in[2] = bias;
         node->ints = saved;
+        // dW reads x, dx reads w; the fused ReLU reads its saved mask, not y;
+        // the fused pooling reads the pooled y (was its maximum above zero).
+        node->needs = (w->requires_grad ? NEEDS_IN0 : 0) | (x->requires_grad ? NEEDS_IN1 : 0) |
+                      (pool ? NEEDS_OUT : 0);
     }
     return y;
 }
@@ -319,12 +355,13 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
 // What the backward of one run of images reads and writes.
 struct conv_back {
     struct conv_dims d;
-    int relu;
+    const uint8_t *mask;        // the fused ReLU's (relu_mask) when not pooled, else NULL
     const unsigned char *code;  // the pooling's codes; y and dy are pooled; or NULL
     conv_dw_fn *dw_kernel;      // the direct path's dW, or NULL: dW by GEMM
     const struct gemm_backend *be;
     const struct vec_kernels *vec;
-    const float *x, *w, *y, *dy;
+    const float *x, *w, *dy;
+    const float *y; // the pooled output, when pooled; else NULL
     float *dx;      // NULL when x needs no gradient
     float *dw_run;  // GROUPS partial sums of dw (oc×K each), or NULL
     float *db_run;  // GROUPS partial sums of dbias (oc each), or NULL
@@ -352,7 +389,8 @@ static float row_sum(const float *v, long n)
 // listing: conv_gather_dy
 // Image i's share of DY, oc planes of P floats (plane o at dy + o·ld): the
 // gradient that reaches the convolution's output. Plain, a copy of dy; with
-// ReLU fused, dy masked by y > 0 (the ReLU's backward); with the pooling
+// ReLU fused, dy masked by y > 0 (the ReLU's backward, from its saved bits);
+// with the pooling
 // fused too, each pooled gradient goes to the element its code names, when
 // the maximum was above zero, and the other three get nothing (the pooling's
 // backward, then the ReLU's). Each row's sum goes into db.
@@ -360,11 +398,11 @@ static void gather_dy(const struct conv_back *b, int i, float *dy, long ld, floa
 {
     const struct conv_dims *d = &b->d;
     long ys = b->code ? (long)d->ph * d->pw : d->P;
-    const float *dyi = b->dy + (long)i * d->oc * ys, *yi = b->y + (long)i * d->oc * ys;
+    const float *dyi = b->dy + (long)i * d->oc * ys;
     for (int o = 0; o < d->oc; o++) {
         float *row = dy + o * ld;
         if (b->code) {
-            const float *g = dyi + o * ys, *yo = yi + o * ys;
+            const float *g = dyi + o * ys, *yo = b->y + ((long)i * d->oc + o) * ys;
             const unsigned char *k = b->code + ((long)i * d->oc + o) * ys;
             memset(row, 0, sizeof(float) * (size_t)d->P);
             for (int r = 0; r < d->ph; r++)
@@ -375,9 +413,9 @@ static void gather_dy(const struct conv_back *b, int i, float *dy, long ld, floa
                     if (yo[j] > 0.0f)
                         row[(2L * r + k[j] / 2) * d->ow + 2 * q + k[j] % 2] = 0.0f + g[j];
                 }
-        } else if (b->relu) {
-            memset(row, 0, sizeof(float) * (size_t)d->P);
-            b->vec->relu_backward(d->P, row, yi + o * d->P, dyi + o * d->P);
+        } else if (b->mask) {
+            const uint8_t *mi = b->mask + ((long)i * d->oc + o) * mask_row(d->P);
+            b->vec->relu_mask_backward(d->P, row, mi, dyi + o * d->P);
         } else {
             memcpy(row, dyi + o * d->P, sizeof(float) * (size_t)d->P);
         }
@@ -452,9 +490,11 @@ static float *scratch(struct tape *t, const char *op, int wanted, long floats, i
     if (!wanted)
         return NULL;
     size_t bytes = sizeof(float) * (size_t)floats;
-    float *p = zeroed ? arena_calloc(tape_arena(t), bytes) : arena_alloc(tape_arena(t), bytes);
+    float *p = tape_scratch(t, bytes);
     if (!p)
         tape_fail(t, "%s backward: out of memory for %ld floats of scratch", op, floats);
+    else if (zeroed)
+        memset(p, 0, bytes);
     return p;
 }
 
@@ -468,10 +508,10 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
     struct conv_dims dims = dims_of(x, w, saved[SAVED_STRIDE], saved[SAVED_PAD]);
     enum conv_path path = conv_choose(cfg->conv, dims.c, dims.h, dims.w, dims.oc, dims.kh,
                                       dims.kw, dims.stride, dims.pad);
+    const unsigned char *at = (const unsigned char *)saved + KEPT_AT;
     struct conv_back b = {.d = dims,
-                          .relu = relu,
-                          .code = saved[SAVED_POOL] ? (const unsigned char *)(saved + SAVED_COUNT)
-                                                    : NULL,
+                          .mask = relu && !saved[SAVED_POOL] ? at : NULL,
+                          .code = saved[SAVED_POOL] ? at : NULL,
                           .dw_kernel = path == CONV_DIRECT && dims.K < DW_KERNEL_K
                                            ? conv_dw_kernel(cfg->isa)
                                            : NULL,
@@ -479,7 +519,7 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
                           .vec = vec_kernels(cfg->isa),
                           .x = x->data,
                           .w = w->data,
-                          .y = y->data,
+                          .y = saved[SAVED_POOL] ? y->data : NULL,
                           .dy = y->grad};
     const struct conv_dims *d = &b.d;
     float *dw = w->requires_grad ? tape_grad(t, w) : NULL;

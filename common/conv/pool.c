@@ -4,7 +4,6 @@
 // count.
 #include <limits.h>
 
-#include "arena.h"
 #include "conv.h"
 #include "pool_row.h"
 
@@ -65,8 +64,8 @@ struct tensor *op_maxpool2(struct tape *t, struct tensor *x)
     if (!y)
         return NULL;
     // The argmax is needed only for the backward, but computing it costs
-    // nothing extra; in evaluation it goes to the arena and is forgotten.
-    int *where = arena_alloc(tape_arena(t), sizeof(int) * (size_t)y->size);
+    // nothing extra; in evaluation it dies with the op.
+    int *where = tape_save(t, sizeof(int) * (size_t)y->size);
     if (!where)
         return tape_fail(t, "maxpool2: out of memory for %ld indices", y->size);
     long planes = (long)n * c, xs = (long)h * w, ys = (long)oh * ow;
@@ -79,6 +78,7 @@ struct tensor *op_maxpool2(struct tape *t, struct tensor *x)
         if (!node)
             return NULL;
         node->ints = where;
+        node->needs = 0;  // where, not x
     }
     return y;
 }
@@ -130,6 +130,7 @@ struct tensor *op_global_avgpool(struct tape *t, struct tensor *x)
         if (!node)
             return NULL;
         node->scalar = inv;
+        node->needs = 0;
     }
     return y;
 }

@@ -27,8 +27,14 @@ enum {
 static struct tensor *conv_block(struct tape *t, struct tensor *x, struct tensor *w,
                                  struct tensor *bias, int fused)
 {
-    return fused ? op_conv2d_relu_maxpool2(t, x, w, bias, 1, 0)
-                 : op_maxpool2(t, op_conv2d_relu(t, x, w, bias, 1, 0));
+    if (fused)
+        return op_conv2d_relu_maxpool2(t, x, w, bias, 1, 0);
+    // The convolution's output is read by its pooling and by nothing after
+    // it: tape_done says so, for the first step, which cannot know (chapter 6).
+    struct tensor *c = op_conv2d_relu(t, x, w, bias, 1, 0);
+    struct tensor *pooled = op_maxpool2(t, c);
+    tape_done(t, c);
+    return pooled;
 }
 
 // x is b×784, a batch of flattened images; seen (no copy) as b×1×28×28,

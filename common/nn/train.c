@@ -1,13 +1,13 @@
 // The training loop stages 07 and 08 share: a step (forward, loss, backward,
 // update), an epoch over a shuffled split, and evaluation without a tape.
-// Every buffer is allocated once in trainer_init; the tape's arena keeps
-// what the first step reserved, so a step after the first calls no malloc.
+// Every buffer is allocated once in trainer_init; the tape keeps what the
+// first step reserved (its arena, or its plan and block), so a step after
+// the first calls no malloc.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
-#include "arena.h"
 #include "ops.h"
 #include "progress.h"
 #include "timer.h"
@@ -111,9 +111,9 @@ int train_epoch(struct trainer *tr, struct nn_model *m, struct optim *o,
                      tape_error(tr->tape));
             return -1;
         }
-        // One arena block of a step's size from now on, so that the last
-        // batch and the evaluations do not grow it (arena_fit in arena.h).
-        if (arena_fit(tape_arena(tr->tape)) != 0) {
+        // With the arena, one block of a step's size from now on, so that
+        // the last batch and the evaluations do not grow it (tape_fit).
+        if (tape_fit(tr->tape) != 0) {
             progress_end(&bar);
             snprintf(err, errlen, "epoch %d: out of memory for the tape's arena", epoch);
             return -1;
@@ -147,6 +147,7 @@ int evaluate(struct trainer *tr, struct nn_model *m, const struct dataset_split 
         struct tensor *in =
             tensor_from(tr->tape, 2, (int[]){b, tr->pixels}, tr->x, (long)b * tr->pixels);
         struct tensor *logits = m->forward(m, tr->tape, in);
+        tape_keep(tr->tape, logits);  // read below, after the loss has used them
         struct tensor *l = op_cross_entropy(tr->tape, logits, tr->y, b);
         if (!l) {
             snprintf(err, errlen, "evaluating images %d..%d: %s", at, at + b - 1,

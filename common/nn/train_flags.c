@@ -1,6 +1,7 @@
 // The training drivers' flags (train_flags.h), one table for run_mlp and
 // run_cnn.
 #include "gemm_backend.h"
+#include "tape.h"
 #include "train_flags.h"
 
 static const char *const decay_names[] = {"none", "cosine", NULL};
@@ -25,6 +26,7 @@ void train_flags_add(struct flags *f, struct train_options *o)
     threads.help = "OpenMP threads (default: all cores)";
     flags_add(f, threads);
     flags_add(f, gemm_backend_flag(&o->gemm));
+    flags_add(f, tape_memory_flag(&o->memory));
     flags_add(f, flag_isa(&o->isa));
     flags_add(f, flag_output("--save", "FILE", &o->save, "write the trained model to FILE"));
     flags_add(f,

@@ -21,7 +21,7 @@ void train_options_init(struct train_options *o, long batch, long epochs)
 {
     *o = (struct train_options){.data = "fashion", .batch = batch, .epochs = epochs, .seed = 1,
                                 .optim = OPTIM_ADAM, .lr = -1.0, .gemm = 0, .conv = CONV_AUTO,
-                                .isa = ISA_COUNT};
+                                .memory = tape_config_default().memory, .isa = ISA_COUNT};
 }
 
 struct tape_config train_options_tape(const struct train_options *o)
@@ -31,6 +31,7 @@ struct tape_config train_options_tape(const struct train_options *o)
     struct tape_config c = tape_config_default();
     c.gemm = &all[o->gemm];
     c.conv = (enum conv_path)o->conv;
+    c.memory = (enum memory_mode)o->memory;
     return c;
 }
 
@@ -128,6 +129,107 @@ int train_fixed_steps(struct trainer *tr, struct nn_model *m, struct optim *o,
         }
     }
     return 0;
+}
+
+// --- arena against planned memory ----------------------------------------------
+
+enum { MAX_ROUNDS = 64, MAX_MODES = 2 };
+
+static int by_value(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+// One model, optimizer and trainer per mode.
+struct lane {
+    struct nn_model m;
+    struct optim *o;
+    struct trainer tr;
+    int at;  // where its next batch starts
+};
+
+// The lanes' rounds, one lane after another; step_s[i]: lane i's median
+// seconds per step.
+static int alternate(struct lane *lanes, int n, const struct dataset_split *s,
+                     const struct memory_study *st, double *step_s)
+{
+    // all[r·n + i]: lane i's seconds per step in round r.
+    static double all[MAX_ROUNDS * MAX_MODES], times[MAX_ROUNDS];
+    int rounds = st->rounds < MAX_ROUNDS ? st->rounds : MAX_ROUNDS;
+    double data_s = 0.0;
+    for (int i = 0; i < n; i++)
+        if (train_fixed_steps(&lanes[i].tr, &lanes[i].m, lanes[i].o, s, st->warmup,
+                              &lanes[i].at, &data_s) != 0)
+            return -1;
+    for (int r = 0; r < rounds; r++)
+        for (int i = 0; i < n; i++) {
+            double t0 = timer_now();
+            if (train_fixed_steps(&lanes[i].tr, &lanes[i].m, lanes[i].o, s, st->steps,
+                                  &lanes[i].at, &data_s) != 0)
+                return -1;
+            all[r * n + i] = (timer_now() - t0) / st->steps;
+        }
+    for (int i = 0; i < n; i++) {
+        for (int r = 0; r < rounds; r++)
+            times[r] = all[r * n + i];
+        qsort(times, (size_t)rounds, sizeof *times, by_value);
+        step_s[i] = rounds % 2 ? times[rounds / 2]
+                               : 0.5 * (times[rounds / 2 - 1] + times[rounds / 2]);
+    }
+    return 0;
+}
+
+int train_memory_study(const struct memory_study *st, const struct dataset_split *s,
+                       const struct flag_list *modes, int threads, FILE *csv, FILE *lifetimes)
+{
+    char err[4096];
+    int n = modes->n < MAX_MODES ? modes->n : MAX_MODES;
+    if (n < 1 || st->steps < 1 || st->rounds < 1)
+        return 0;
+    static struct lane lanes[MAX_MODES];
+    memset(lanes, 0, sizeof lanes);
+    int made = 0, status = 0;
+    for (; made < n && status == 0; made++) {
+        struct lane *l = &lanes[made];
+        if (st->build(&l->m, st->ctx, err, sizeof err) != 0) {
+            fprintf(stderr, "error: %s\n", err);
+            return -1;  // nothing of this lane to free
+        }
+        struct optim_config oc = optim_defaults(OPTIM_ADAM, 1e-3f, 0.0f);
+        l->o = optim_new(&oc, l->m.params, l->m.nparams);
+        struct tape_config config = st->config;
+        config.memory = (enum memory_mode)modes->v[made];
+        if (!l->o || trainer_init(&l->tr, &config, st->batch, s->pixels, s->count, err,
+                                  sizeof err) != 0) {
+            fprintf(stderr, "error: %s\n", l->o ? err : "out of memory for the optimizer");
+            status = -1;
+        } else {
+            dataset_shuffle(l->tr.order, s->count, 1);  // every lane the same batches
+        }
+    }
+    double step_s[MAX_MODES];
+    if (status == 0)
+        status = alternate(lanes, n, s, st, step_s);
+    for (int i = 0; i < n && status == 0; i++) {
+        enum memory_mode mode = (enum memory_mode)modes->v[i];
+        struct tape *t = lanes[i].tr.tape;
+        size_t live = tape_live_bytes(t), reserved = tape_reserved_bytes(t);
+        printf("  %-14s batch %3d  %-7s  %9.3f ms/step  live %11zu  reserved %11zu bytes\n",
+               st->model, st->batch, tape_memory_name(mode), 1e3 * step_s[i], live, reserved);
+        if (csv)
+            fprintf(csv, "%s,%s,%d,%d,%s,%.4f,%zu,%zu\n", st->model,
+                    tape_config(t)->gemm->name, threads, st->batch, tape_memory_name(mode),
+                    1e3 * step_s[i], live, reserved);
+        if (lifetimes && mode == MEMORY_PLANNED && tape_write_lifetimes(t, lifetimes) != 0)
+            status = -1;
+    }
+    for (int i = 0; i < made; i++) {
+        trainer_free(&lanes[i].tr);
+        optim_free(lanes[i].o);
+        nn_model_free(&lanes[i].m);
+    }
+    return status;
 }
 
 FILE *train_result_open(const char *path, const struct train_options *o,

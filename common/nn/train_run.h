@@ -24,6 +24,7 @@ struct train_options {
     int cosine;                // 1: the learning rate decays per epoch (train_lr)
     int gemm;                  // the GEMM backend: an index into gemm_backend_all()
     int conv;                  // the convolutions' path, an enum conv_path (run_cnn)
+    int memory;                // where a step's tensors live, an enum memory_mode
     enum isa isa;              // --isa, or ISA_COUNT when not given
     const char *save, *load, *csv;
     int append;
@@ -39,8 +40,8 @@ void train_options_init(struct train_options *o, long batch, long epochs);
 // After the flags: the learning rate's default, and the flags that cannot go
 // together. Returns 0, or -1 with the problem in err.
 int train_options_check(struct train_options *o, char *err, size_t errlen);
-// The tape's config these options ask for: their GEMM backend and conv path,
-// on the active ISA (isa_active(), which --isa forced if given).
+// The tape's config these options ask for: their GEMM backend, conv path and
+// memory, on the active ISA (isa_active(), which --isa forced if given).
 struct tape_config train_options_tape(const struct train_options *o);
 // The learning rate of epoch e (1 ≤ e ≤ epochs): lr, or with --lr-decay
 // cosine half a cosine from lr down towards 0 over the run,
@@ -94,6 +95,26 @@ FILE *train_result_open(const char *path, const struct train_options *o,
 // or -1 with the error printed.
 int train_fixed_steps(struct trainer *tr, struct nn_model *m, struct optim *o,
                       const struct dataset_split *s, int steps, int *at, double *data_s);
+
+// For the benchmarks: arena against planned memory. The same model (build
+// makes it alike each time) trained with Adam on one tape per memory mode of
+// modes (enum memory_mode values), on whole batches of s: warmup steps on
+// each, then rounds of steps steps, tape after tape, so that every mode sees
+// the same minutes. Prints and writes to csv (when not NULL) one row per mode:
+//   model,backend,threads,batch,memory,step_ms,live_bytes,reserved_bytes
+// with the median round's time per step; the planned tape's last step goes
+// to lifetimes (when not NULL; tape_write_lifetimes). Returns 0, or -1 with
+// the error printed.
+struct memory_study {
+    const char *model;  // the CSV's model column
+    int batch;
+    struct tape_config config;  // its memory is each mode in turn
+    int (*build)(struct nn_model *m, const void *ctx, char *err, size_t errlen);
+    const void *ctx;
+    int warmup, steps, rounds;
+};
+int train_memory_study(const struct memory_study *st, const struct dataset_split *s,
+                       const struct flag_list *modes, int threads, FILE *csv, FILE *lifetimes);
 
 // Loads the data, builds the model (and --load), then trains o->epochs
 // epochs, printing a line and writing a CSV row for each, or with

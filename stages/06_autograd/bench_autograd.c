@@ -1,11 +1,14 @@
 // What does the tape cost? For MLP-sized training steps, the time of a whole
 // forward + backward against the time of its GEMMs alone, on each backend.
 // The difference is everything that is not a GEMM: the elementwise ops, the
-// loss, the arena, the walk. Writes build/results/stage-06.csv.
+// loss, the tape's memory, the walk. Writes build/results/stage-06.csv.
 // Unless --isa is given, the auto backend is measured a second time with the
-// scalar elementwise loops, to show what the vector ones buy.
+// scalar elementwise loops, to show what the vector ones buy. Each row is
+// measured with the arena and with planned memory (--memory), with the
+// step's live and reserved bytes.
 //   bench_autograd [--threads N] [--reps R] [--gemm a,b] [--isa NAME]
-//                  [--batches 64,256] [--csv FILE] [--quick]
+//                  [--memory arena,planned] [--batches 64,256] [--csv FILE]
+//                  [--quick]
 #include <errno.h>
 #include <math.h>
 #include <omp.h>
@@ -13,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arena.h"
 #include "bench.h"
 #include "blas.h"
 #include "cpu.h"
@@ -54,7 +56,7 @@ struct gemm_call {
 static const struct gemm_backend *real;
 static struct gemm_call calls[MAX_CALLS];
 static int ncalls;
-static int recording;  // on for the first step only
+static int recording;  // on for one step only
 
 static int recording_backend(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
                              float alpha, const float *A, int lda, const float *B, int ldb,
@@ -153,9 +155,10 @@ static void replay_gemms(void)
 // listing: bench_interleave
 // Steps and replays of the step's GEMMs alternate, so a slow moment of the
 // machine (another process, a frequency change) falls on both alike; each
-// gets its median. The recorded pointers are the first step's; every step
-// gets the same addresses from the arena (same sizes, same order), and a
-// replay runs before the next tape_clear, so they point at live buffers.
+// gets its median. The recorded pointers are those of the step after the
+// first; every later step gets the same addresses (same sizes, same order:
+// the arena's cursor, or the plan's offsets), and a replay runs before the
+// next tape_clear, so they point into the tape's memory.
 static void time_both(struct tape *t, struct net *n, int reps, double *step_s, double *gemm_s)
 {
     double steps[MAX_REPS], gemms[MAX_REPS], spent = 0.0;
@@ -180,6 +183,7 @@ struct options {
     int threads, reps, quick;
     struct flag_list backends;  // indices into gemm_backend_all(); n 0: the default set
     struct flag_list batches;
+    struct flag_list memory;  // enum memory_mode values, in order
     const char *csv;
     enum isa isa;  // --isa, or ISA_COUNT
 };
@@ -204,6 +208,9 @@ static int parse(int argc, char **argv, struct options *o)
     fl.help = "GEMM backends (default: all; auto,openblas with --quick)";
     flags_add(&f, fl);
     flags_add(&f, flag_isa(&o->isa));
+    fl = tape_memories_flag(&o->memory);
+    fl.help = "where the step's tensors live (default: arena,planned)";
+    flags_add(&f, fl);
     flags_add(
         &f, flag_counts("--batches", "N,N", &o->batches, 1, 65536, "batch sizes (default 64,256)"));
     flags_add(&f, flag_csv(&o->csv));
@@ -217,6 +224,8 @@ static int parse(int argc, char **argv, struct options *o)
         return flags_fail(&f, "--batches takes at most %d sizes", MAX_BATCHES);
     if (o->reps == 0)
         o->reps = o->quick ? 5 : 20;
+    if (o->memory.n == 0)
+        o->memory = (struct flag_list){2, {MEMORY_ARENA, MEMORY_PLANNED}};
     if (o->backends.n == 0) {
         static const char *const all[] = {"auto",   "naive",    "tiled",    "simd",
                                           "packed", "parallel", "openblas", NULL};
@@ -237,12 +246,13 @@ struct run {
 };
 
 // One row: the model at one batch size on backend be, the tape's own loops
-// on isa.
+// on isa, its memory in mode.
 static void measure(struct run *r, const struct gemm_backend *be, enum isa isa,
-                    const struct model *m, int batch, float *want_loss)
+                    enum memory_mode mode, const struct model *m, int batch, float *want_loss)
 {
     struct net n;
-    struct tape_config config = {.gemm = &recorder, .conv = CONV_AUTO, .isa = isa};
+    struct tape_config config = {.gemm = &recorder, .conv = CONV_AUTO, .isa = isa,
+                                 .memory = mode};
     struct tape *t = tape_new(&config);
     real = be;
     if (!t || net_init(&n, m, batch) != 0) {
@@ -251,12 +261,16 @@ static void measure(struct run *r, const struct gemm_backend *be, enum isa isa,
         tape_free(t);
         return;
     }
-    // The first step reserves the arena and records the GEMM calls; the
-    // loss must agree with the first backend's (a wrong GEMM shows here).
-    ncalls = 0;
-    recording = 1;
+    // The first step reserves the tape's memory (and makes its plan); the
+    // second records the GEMM calls. The loss must agree with the first
+    // backend's (a wrong GEMM shows here).
     struct tensor *loss = step(t, &n);
-    recording = 0;
+    if (loss) {
+        ncalls = 0;
+        recording = 1;
+        loss = step(t, &n);
+        recording = 0;
+    }
     if (!loss) {
         fprintf(stderr, "error: %s, %s, batch %d: %s\n", be->name, m->name, batch, tape_error(t));
         r->status = 1;
@@ -278,16 +292,17 @@ static void measure(struct run *r, const struct gemm_backend *be, enum isa isa,
         double step_s, gemm_s;
         time_both(t, &n, r->o->reps, &step_s, &gemm_s);
         double overhead = 100.0 * (step_s - gemm_s) / gemm_s;
-        size_t reserved = arena_reserved(tape_arena(t)), peak = arena_peak(tape_arena(t));
-        const char *isa_text = isa_name(isa);
-        fprintf(r->table, "%-14s %6d %-9s %-7s %3d %10.3f %10.3f %9.1f%% %8.1f %6d %10zu %10zu\n",
-                m->name, batch, be->name, isa_text, r->o->threads, 1e3 * step_s, 1e3 * gemm_s,
-                overhead, flops / step_s / 1e9, ncalls, reserved, peak);
+        size_t live = tape_live_bytes(t), reserved = tape_reserved_bytes(t);
+        const char *isa_text = isa_name(isa), *mem = tape_memory_name(mode);
+        fprintf(r->table,
+                "%-14s %6d %-9s %-7s %-7s %3d %10.3f %10.3f %9.1f%% %8.1f %6d %10zu %10zu\n",
+                m->name, batch, be->name, isa_text, mem, r->o->threads, 1e3 * step_s,
+                1e3 * gemm_s, overhead, flops / step_s / 1e9, ncalls, live, reserved);
         fflush(r->table);
         if (r->csv) {
-            fprintf(r->csv, "%s,%d,%s,%s,%d,%.4f,%.4f,%.2f,%.2f,%d,%d,%zu,%zu\n", m->name, batch,
-                    be->name, isa_text, r->o->threads, 1e3 * step_s, 1e3 * gemm_s, overhead,
-                    flops / step_s / 1e9, ncalls, nodes, reserved, peak);
+            fprintf(r->csv, "%s,%d,%s,%s,%d,%.4f,%.4f,%.2f,%.2f,%d,%d,%s,%zu,%zu\n", m->name,
+                    batch, be->name, isa_text, r->o->threads, 1e3 * step_s, 1e3 * gemm_s,
+                    overhead, flops / step_s / 1e9, ncalls, nodes, mem, live, reserved);
             fflush(r->csv);
         }
     }
@@ -317,11 +332,11 @@ int main(int argc, char **argv)
     if (r.csv) {
         machine_write(r.csv, "stage-06", o.threads);
         fprintf(r.csv, "model,batch,backend,isa,threads,step_ms,gemm_ms,overhead_pct,gflops,"
-                       "gemm_calls,nodes,arena_reserved_bytes,arena_peak_bytes\n");
+                       "gemm_calls,nodes,memory,live_bytes,reserved_bytes\n");
     }
-    fprintf(r.table, "%-14s %6s %-9s %-7s %3s %10s %10s %10s %8s %6s %10s %10s\n", "model",
-            "batch", "backend", "isa", "thr", "step ms", "gemm ms", "overhead", "GFLOPS", "gemms",
-            "reserved", "peak");
+    fprintf(r.table, "%-14s %6s %-9s %-7s %-7s %3s %10s %10s %10s %8s %6s %10s %10s\n", "model",
+            "batch", "backend", "isa", "memory", "thr", "step ms", "gemm ms", "overhead",
+            "GFLOPS", "gemms", "live", "reserved");
     int count;
     const struct gemm_backend *all = gemm_backend_all(&count);
     enum isa isa = isa_active();
@@ -329,12 +344,16 @@ int main(int argc, char **argv)
         for (int b = 0; b < o.batches.n; b++) {
             float want_loss = 0.0f;
             for (int i = 0; i < o.backends.n; i++)
-                measure(&r, &all[o.backends.v[i]], isa, &models[mi], o.batches.v[b], &want_loss);
+                for (int k = 0; k < o.memory.n; k++)
+                    measure(&r, &all[o.backends.v[i]], isa, (enum memory_mode)o.memory.v[k],
+                            &models[mi], o.batches.v[b], &want_loss);
             // Do the vector elementwise loops pay? The front door again, on a
             // tape whose own loops are scalar (unless --isa chose the ISA).
             if (o.isa == ISA_COUNT && isa != ISA_SCALAR)
-                measure(&r, gemm_backend_find("auto"), ISA_SCALAR, &models[mi], o.batches.v[b],
-                        &want_loss);
+                for (int k = 0; k < o.memory.n; k++)
+                    measure(&r, gemm_backend_find("auto"), ISA_SCALAR,
+                            (enum memory_mode)o.memory.v[k], &models[mi], o.batches.v[b],
+                            &want_loss);
         }
     if (r.csv && r.csv != stdout)
         fclose(r.csv);

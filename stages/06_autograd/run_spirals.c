@@ -1,7 +1,7 @@
 // Fits a small network to two interleaved spirals, from scratch: the first
 // thing the autograd learns. Two inputs (x, y), two hidden layers of tanh,
 // two classes; plain gradient descent with momentum on the whole set.
-//   run_spirals [--gemm NAME] [--seed N] [--steps N] [--hidden N] [--lr X]
+//   run_spirals [--gemm NAME] [--memory arena|planned] [--seed N] [--steps N] [--hidden N] [--lr X]
 //               [--csv FILE] [--boundary FILE] [--dot FILE]
 // --csv writes the loss and accuracy as it learns, --boundary the network's
 // answer over the plane at four moments, --dot the tape of one step.
@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arena.h"
 #include "cpu.h"
 #include "flags.h"
 #include "machine.h"
@@ -163,7 +162,7 @@ static double accuracy(const struct tensor *logits, const int *labels)
 
 int main(int argc, char **argv)
 {
-    int gemm = 0;
+    int gemm = 0, memory = tape_config_default().memory;
     long seed = 6, steps = 2000;
     int hidden = 32;
     double lr = 0.1;
@@ -171,6 +170,7 @@ int main(int argc, char **argv)
     struct flags f = {.about = "Fits a 2-H-H-2 tanh network to two interleaved spirals with "
                                "gradient descent."};
     flags_add(&f, gemm_backend_flag(&gemm));
+    flags_add(&f, tape_memory_flag(&memory));
     flags_add(&f, flag_isa(&isa));
     flags_add(&f, flag_long("--seed", "N", &seed, 0, 1e12, "data and initial weights"));
     flags_add(&f, flag_long("--steps", "N", &steps, 1, 1000000, "gradient steps"));
@@ -193,6 +193,7 @@ int main(int argc, char **argv)
     const struct gemm_backend *backend = &gemm_backend_all(&count)[gemm];
     struct tape_config config = tape_config_default();
     config.gemm = backend;
+    config.memory = (enum memory_mode)memory;
 
     uint64_t rng = (uint64_t)seed;
     static float xy[POINTS * 2];
@@ -223,6 +224,7 @@ int main(int argc, char **argv)
         tape_clear(t);
         struct tensor *x = tensor_from(t, 2, (int[]){POINTS, 2}, xy, POINTS * 2);
         struct tensor *logits = forward(t, l, x);
+        tape_keep(t, logits);  // the accuracy reads them after the backward
         struct tensor *loss = op_cross_entropy(t, logits, labels, POINTS);
         for (int i = 0; i < 3; i++) {
             tensor_zero_grad(l[i].w);
@@ -268,8 +270,8 @@ int main(int argc, char **argv)
         } else {
             printf("final accuracy: %.1f%% of %d points\n", 100.0 * accuracy(logits, labels),
                    POINTS);
-            printf("arena: %zu bytes reserved, %zu at the peak of a step\n",
-                   arena_reserved(tape_arena(t)), arena_peak(tape_arena(t)));
+            printf("memory (%s): %zu bytes reserved, %zu live at the worst moment of a step\n",
+                   tape_memory_name(config.memory), tape_reserved_bytes(t), tape_live_bytes(t));
         }
     }
     if (curve && results_close(curve, csv) != 0)

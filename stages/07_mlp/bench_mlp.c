@@ -3,10 +3,13 @@
 // reported as seconds per epoch of 60,000 images: what each chapter bought.
 // Then, for the auto backend, where an epoch's time goes (GEMMs, the
 // elementwise ops and the loss, the optimizer, the data) and what the batch
-// size does to speed.
+// size does to speed. Last, each model with the arena and with planned
+// memory in the same minutes: the step's live and reserved bytes, its time.
 //   bench_mlp [--threads N] [--gemm a,b] [--steps N] [--data NAME]
 //             [--csv FILE] [--breakdown FILE] [--no-sweep] [--quick]
-// Writes build/results/stage-07.csv (speed) and stage-07-breakdown.csv.
+//             [--memory arena,planned] [--memory-csv FILE] [--lifetimes FILE]
+// Writes build/results/stage-07.csv (speed), stage-07-breakdown.csv,
+// stage-07-memory.csv and stage-07-lifetimes.csv.
 #include <errno.h>
 #include <omp.h>
 #include <stdio.h>
@@ -47,6 +50,8 @@ struct options {
     int quick;
     int no_sweep;
     const char *data, *csv, *breakdown;
+    struct flag_list memory;  // the memory study's modes (enum memory_mode)
+    const char *memory_csv, *lifetimes;
 };
 
 // --- a GEMM backend that times the one it wraps -------------------------------
@@ -200,12 +205,22 @@ static int parse(int argc, char **argv, struct options *o)
                               "where the auto backend's epoch goes"));
     flags_add(&f, flag_switch("--no-sweep", &o->no_sweep,
                               "skip the batch sizes sweep of the auto backend"));
+    fl = tape_memories_flag(&o->memory);
+    fl.help = "the memory modes --memory-csv compares (default: arena,planned)";
+    flags_add(&f, fl);
+    flags_add(&f, flag_output("--memory-csv", "FILE", &o->memory_csv,
+                              "each model's step per memory mode: live and reserved bytes, time"));
+    flags_add(&f, flag_output("--lifetimes", "FILE", &o->lifetimes,
+                              "every buffer of one planned step of the first model (the "
+                              "lifetime chart)"));
     flags_add(&f, flag_quick(&o->quick));
     int rc = flags_parse(&f, argc, argv);
     if (rc != 0)
         return rc;
     if (o->steps == 0)
         o->steps = o->quick ? 3 : 50;
+    if (o->memory.n == 0)
+        o->memory = (struct flag_list){2, {MEMORY_ARENA, MEMORY_PLANNED}};
     return 0;
 }
 
@@ -217,6 +232,34 @@ static FILE *open_out(const char *path, const struct dataset *ds, int threads)
     if (f)
         fprintf(f, "# epoch_images: %d\n", EPOCH_IMAGES);
     return f;
+}
+
+// --- arena against planned memory ---------------------------------------------
+static int build_mlp(struct nn_model *m, const void *ctx, char *err, size_t errlen)
+{
+    int sizes[NN_MAX_LAYERS + 1];
+    int n = nn_parse_sizes(ctx, sizes, NN_MAX_LAYERS + 1);
+    return nn_mlp_init(m, n, sizes, 1, err, errlen);
+}
+
+// Each model on one tape per memory mode, in alternating rounds
+// (train_memory_study); the first model's planned step goes to lifetimes.
+static int memory_study(const struct options *o, const struct dataset *ds, int threads,
+                        FILE *csv, FILE *lifetimes)
+{
+    printf("\nthe step's memory, the modes alternating (auto backend, %d thread%s):\n", threads,
+           threads == 1 ? "" : "s");
+    for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
+        struct memory_study st = {.model = configs[c].model, .batch = configs[c].batch,
+                                  .config = tape_config_default(), .build = build_mlp,
+                                  .ctx = configs[c].layers, .warmup = WARMUP_STEPS,
+                                  .steps = o->quick ? 3 : (o->steps + 1) / 2,
+                                  .rounds = o->quick ? 2 : 7};
+        if (train_memory_study(&st, &ds->train, &o->memory, threads, csv,
+                               c == 0 ? lifetimes : NULL) != 0)
+            return -1;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -246,7 +289,7 @@ int main(int argc, char **argv)
     }
     int top = thread_list[nthreads - 1];
 
-    FILE *csv = NULL, *bd = NULL;
+    FILE *csv = NULL, *bd = NULL, *mem = NULL, *life = NULL;
     status = 1;
     if (o.csv && !(csv = open_out(o.csv, &ds, top)))
         goto out;
@@ -326,10 +369,26 @@ int main(int argc, char **argv)
             }
         }
     }
+    if ((o.memory_csv || o.lifetimes) && wanted(&o, "auto")) {
+        if (o.memory_csv && !(mem = open_out(o.memory_csv, &ds, top)))
+            goto out;
+        if (o.lifetimes && !(life = open_out(o.lifetimes, &ds, top)))
+            goto out;
+        if (mem)
+            fprintf(mem, "model,backend,threads,batch,memory,step_ms,live_bytes,"
+                         "reserved_bytes\n");
+        if (life)
+            fprintf(life, "# model: %s\n# batch: %d\n", configs[0].model, configs[0].batch);
+        omp_set_num_threads(top);
+        if (memory_study(&o, &ds, top, mem, life) != 0)
+            goto out;
+    }
     status = 0;
 out:
     status = train_csv_close(csv, o.csv, status);
     status = train_csv_close(bd, o.breakdown, status);
+    status = train_csv_close(mem, o.memory_csv, status);
+    status = train_csv_close(life, o.lifetimes, status);
     dataset_free(&ds);
     return status;
 }

@@ -5,14 +5,18 @@
 //     their ReLU, the two poolings, the two Linear layers), forward and
 //     backward timed alone, with GFLOPS and % of peak for the convolutions;
 //   - training steps of the whole network, reported as seconds per epoch of
-//     60,000 images, and inference (a forward without the tape) in images/s.
+//     60,000 images, and inference (a forward without the tape) in images/s;
+//   - the training step with the arena and with planned memory in the same
+//     minutes: its live and reserved bytes, its time.
 // Each convolution path is checked against a double-precision reference
 // (output, dW, dbias, dx) before it is timed.
 //   bench_cnn [--threads N] [--conv im2col,direct,auto] [--reps R]
 //             [--steps N] [--batch N] [--data NAME] [--csv FILE]
-//             [--layers FILE] [--fusion FILE] [--quick]
-// Writes build/results/stage-08.csv (speed), stage-08-layers.csv and
-// stage-08-fusion.csv (what fusing the ReLU into the convolution saves).
+//             [--layers FILE] [--fusion FILE] [--memory arena,planned]
+//             [--memory-csv FILE] [--lifetimes FILE] [--quick]
+// Writes build/results/stage-08.csv (speed), stage-08-layers.csv,
+// stage-08-fusion.csv (what fusing the ReLU into the convolution saves),
+// stage-08-memory.csv and stage-08-lifetimes.csv (one planned step).
 #include <errno.h>
 #include <math.h>
 #include <omp.h>
@@ -68,6 +72,8 @@ struct options {
     struct flag_list convs; // the paths asked for (enum conv_path); n 0: every one above
     int reps, steps, batch, quick;
     const char *data, *csv, *layers, *fusion;
+    struct flag_list memory;  // the memory study's modes (enum memory_mode)
+    const char *memory_csv, *lifetimes;
 };
 
 static int wanted(const struct options *o, enum conv_path p)
@@ -130,6 +136,7 @@ static int check_conv(const struct layer *l, enum conv_path path)
     mat_fill_random(x->data, N, c * h * w, c * h * w, 13);
     x->requires_grad = 1;
     struct tensor *y = op_conv2d_relu(t, x, wt, bias, 1, 0);
+    tape_keep(t, y);  // compared below, after the backward
     if (!y || tape_backward(t, op_sum(t, y)) != 0) {
         fprintf(stderr, "error: %s on %s: %s\n", l->name, conv_path_name(path), tape_error(t));
         goto out;
@@ -397,6 +404,14 @@ static int parse(int argc, char **argv, struct options *o)
               flag_output("--layers", "FILE", &o->layers, "per-layer forward and backward rows"));
     flags_add(&f, flag_output("--fusion", "FILE", &o->fusion,
                               "each convolution with its ReLU fused and as two ops"));
+    fl = tape_memories_flag(&o->memory);
+    fl.help = "the memory modes --memory-csv compares (default: arena,planned)";
+    flags_add(&f, fl);
+    flags_add(&f, flag_output("--memory-csv", "FILE", &o->memory_csv,
+                              "the training step per memory mode (auto path): live and reserved "
+                              "bytes, time"));
+    flags_add(&f, flag_output("--lifetimes", "FILE", &o->lifetimes,
+                              "every buffer of one planned training step (the lifetime chart)"));
     flags_add(&f, flag_quick(&o->quick));
     int rc = flags_parse(&f, argc, argv);
     if (rc != 0)
@@ -411,6 +426,8 @@ static int parse(int argc, char **argv, struct options *o)
         o->steps = o->quick ? 2 : 20;
     if (o->batch == 0)
         o->batch = o->quick ? 64 : 256;
+    if (o->memory.n == 0)
+        o->memory = (struct flag_list){2, {MEMORY_ARENA, MEMORY_PLANNED}};
     return 0;
 }
 
@@ -427,6 +444,12 @@ static FILE *open_out(const char *path, const struct dataset *ds, int threads,
         fprintf(f, "# backend: the conv path (the GEMM backend is auto), as run_cnn writes it\n");
     }
     return f;
+}
+
+static int build_cnn(struct nn_model *m, const void *ctx, char *err, size_t errlen)
+{
+    (void)ctx;
+    return nn_cnn_init(m, 1, err, errlen);
 }
 
 int main(int argc, char **argv)
@@ -463,7 +486,7 @@ int main(int argc, char **argv)
     }
     int top = thread_list[nthreads - 1];
 
-    FILE *csv = NULL, *lay = NULL, *fus = NULL;
+    FILE *csv = NULL, *lay = NULL, *fus = NULL, *mem = NULL, *life = NULL;
     status = 1;
     if (o.csv && !(csv = open_out(o.csv, &ds, top, &o)))
         goto out;
@@ -611,6 +634,29 @@ int main(int argc, char **argv)
             fflush(stdout);
         }
     }
+    // The training step's memory: the arena and the planner, alternating
+    // (train_memory_study), on the auto path and every core.
+    if (o.memory_csv || o.lifetimes) {
+        if (o.memory_csv && !(mem = open_out(o.memory_csv, &ds, top, &o)))
+            goto out;
+        if (o.lifetimes && !(life = open_out(o.lifetimes, &ds, top, &o)))
+            goto out;
+        if (mem)
+            fprintf(mem, "model,backend,threads,batch,memory,step_ms,live_bytes,"
+                         "reserved_bytes\n");
+        if (life)
+            fprintf(life, "# model: cnn\n");
+        omp_set_num_threads(top);
+        printf("\nthe training step's memory, the modes alternating (auto path, %d thread%s):\n",
+               top, top == 1 ? "" : "s");
+        struct memory_study st = {.model = "cnn", .batch = o.batch,
+                                  .config = tape_config_default(), .build = build_cnn,
+                                  .warmup = WARMUP_STEPS,
+                                  .steps = o.quick ? 2 : (o.steps + 1) / 2,
+                                  .rounds = o.quick ? 2 : 5};
+        if (train_memory_study(&st, &ds.train, &o.memory, top, mem, life) != 0)
+            goto out;
+    }
 
     // The whole step with 0, 1 or 2 of the convolutions fused with their
     // pooling, auto path: the three in turn, ROUNDS times, so that each sees
@@ -648,6 +694,8 @@ out:
     status = train_csv_close(csv, o.csv, status);
     status = train_csv_close(lay, o.layers, status);
     status = train_csv_close(fus, o.fusion, status);
+    status = train_csv_close(mem, o.memory_csv, status);
+    status = train_csv_close(life, o.lifetimes, status);
     dataset_free(&ds);
     return status;
 }
