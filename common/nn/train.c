@@ -103,7 +103,8 @@ int train_epoch(struct trainer *tr, struct nn_model *m, struct optim *o,
     double total = 0.0;
     // The last batch may be smaller: every image is seen once per epoch.
     for (int at = 0; at < s->count; at += tr->batch) {
-        int b = dataset_batch(s, tr->order, at, tr->batch, tr->x, tr->y);
+        int b = dataset_batch_threads(s, tr->order, at, tr->batch, tr->x, tr->y,
+                                      tr->batch_threads);
         float loss;
         if (train_step(tr->tape, m, o, tr->x, tr->y, b, &loss) != 0) {
             progress_end(&bar);

@@ -28,6 +28,7 @@ struct trainer {
     int *order;         // the epoch's shuffled order of the train split
     int norder;
     int progress;       // 1: a progress bar on stdout (set when it is a terminal)
+    int batch_threads;  // threads that convert a training batch (0: all; a benchmark's knob)
 };
 
 struct epoch_stats {

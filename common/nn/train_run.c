@@ -119,7 +119,7 @@ int train_fixed_steps(struct trainer *tr, struct nn_model *m, struct optim *o,
         if (*at + batch > s->count)
             *at = 0;
         double d0 = timer_now();
-        int b = dataset_batch(s, tr->order, *at, batch, tr->x, tr->y);
+        int b = dataset_batch_threads(s, tr->order, *at, batch, tr->x, tr->y, tr->batch_threads);
         *data_s += timer_now() - d0;
         *at += b;
         float loss;
