@@ -23,6 +23,9 @@ struct gemm_backend {
     const char *name;
     const char *about;
     gemm_backend_fn *run;
+    int own_threads;  // 1: runs on threads of its own, not OpenMP's (OpenBLAS's
+                      // pthreads), which OpenMP's threads spinning after a
+                      // parallel region of ours would keep off the cores
 };
 
 // The backend called name, or NULL.

@@ -36,6 +36,11 @@ int train_step(struct tape *t, struct nn_model *m, struct optim *o, const float 
 }
 // end listing
 
+int train_pass_threads(const struct gemm_backend *gemm)
+{
+    return gemm && gemm->own_threads ? 1 : 0;
+}
+
 int trainer_init(struct trainer *tr, const struct tape_config *config, int batch, int pixels,
                  int ntrain, char *err, size_t errlen)
 {
@@ -49,6 +54,8 @@ int trainer_init(struct trainer *tr, const struct tape_config *config, int batch
     tr->pixels = pixels;
     tr->norder = ntrain;
     tr->tape = tape_new(config);
+    if (tr->tape)
+        tr->batch_threads = train_pass_threads(tape_config(tr->tape)->gemm);
     tr->x = malloc((size_t)batch * (size_t)pixels * sizeof *tr->x);
     tr->y = malloc((size_t)batch * sizeof *tr->y);
     tr->order = malloc((size_t)(ntrain > 0 ? ntrain : 1) * sizeof *tr->order);

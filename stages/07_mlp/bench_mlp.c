@@ -90,7 +90,7 @@ static int timed_run(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k
     return r;
 }
 
-static const struct gemm_backend timed = {"timed", "times the backend it wraps", timed_run};
+static const struct gemm_backend timed = {"timed", "times the backend it wraps", timed_run, 0};
 
 // --- one measurement -----------------------------------------------------------
 struct measure {
@@ -122,8 +122,10 @@ static int measure(const struct dataset *ds, const char *layers, int batch,
     struct tape_config config = tape_config_default();
     config.gemm = backend;
     config.accumulate = v->accumulate;
+    // OpenBLAS keeps its own threads: the passes around it stay on one.
+    int alone = train_pass_threads(backend) == 1;
     if (o)
-        optim_set_threads(o, v->optim_threads);
+        optim_set_threads(o, alone ? 1 : v->optim_threads);
     if (!o || trainer_init(&tr, &config, batch, ds->train.pixels, ds->train.count, err,
                            sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", o ? err : "out of memory for the optimizer");
@@ -131,7 +133,7 @@ static int measure(const struct dataset *ds, const char *layers, int batch,
         nn_model_free(&m);
         return -1;
     }
-    tr.batch_threads = v->batch_threads;
+    tr.batch_threads = alone ? 1 : v->batch_threads;
     dataset_shuffle(tr.order, ds->train.count, 1);
     int at = 0;
     double data_s = 0, start = 0;
