@@ -20,21 +20,20 @@ int op_matmul_backward(struct tape *t, struct tape_node *node)
 {
     struct tensor *a = node->in[0], *b = node->in[1], *c = node->out;
     int m = a->shape[0], k = a->shape[1], n = b->shape[1];
-    float beta;
     // BEGIN SOLUTION task 6.1: dA += dC·Bᵀ and dB += Aᵀ·dC, each one GEMM with a transpose flag
     if (a->requires_grad) {
-        float *da = tape_grad_write(t, a, &beta);
+        float beta, *da = tape_grad_write(t, a, &beta);
         if (!da || tape_gemm(t, "matmul backward", GEMM_NOTRANS, GEMM_TRANS, m, k, n, c->grad,
                              n, b->data, n, beta, da, k) != 0)
             return -1;
     }
     if (b->requires_grad) {
-        float *db = tape_grad_write(t, b, &beta);
+        float beta, *db = tape_grad_write(t, b, &beta);
         if (!db || tape_gemm(t, "matmul backward", GEMM_TRANS, GEMM_NOTRANS, k, n, m, a->data,
                              k, c->grad, n, beta, db, n) != 0)
             return -1;
     }
-    // stub: (void)t; (void)a; (void)b; (void)c; (void)m; (void)k; (void)n; (void)beta;
+    // stub: (void)t; (void)a; (void)b; (void)c; (void)m; (void)k; (void)n;
     // END SOLUTION
     return 0;
 }
