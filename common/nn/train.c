@@ -38,7 +38,7 @@ int train_step(struct tape *t, struct nn_model *m, struct optim *o, const float 
 
 int train_pass_threads(const struct gemm_backend *gemm)
 {
-    return gemm && gemm->own_threads ? 1 : 0;
+    return gemm && !gemm->openmp ? 1 : 0;
 }
 
 int trainer_init(struct trainer *tr, const struct tape_config *config, int batch, int pixels,

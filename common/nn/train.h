@@ -41,11 +41,12 @@ struct epoch_stats {
 };
 
 // The threads for a step's passes outside its GEMMs (the batch's conversion,
-// the optimizer's update) on a GEMM backend: 0, all of OpenMP's, unless the
-// backend runs threads of its own (OpenBLAS), then 1, so that OpenMP's
-// threads do not spin on the cores its threads need. trainer_init sets
-// batch_threads from it; whoever makes the optimizer passes it on
-// (optim_set_threads).
+// the optimizer's update) on a GEMM backend: 0, all of OpenMP's, when the
+// backend's GEMMs run on them too, so that a core updates what it wrote;
+// else 1: beside a GEMM on one core, a second core would only move the
+// data between the two, and beside OpenBLAS's threads OpenMP's would spin
+// on the cores they need. trainer_init sets batch_threads from it; whoever
+// makes the optimizer passes it on (optim_set_threads).
 int train_pass_threads(const struct gemm_backend *gemm);
 
 // A trainer for batches of batch images of `pixels` floats, on a tape made

@@ -90,7 +90,7 @@ static int timed_run(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k
     return r;
 }
 
-static const struct gemm_backend timed = {"timed", "times the backend it wraps", timed_run, 0};
+static const struct gemm_backend timed = {"timed", "times the backend it wraps", timed_run, 1};
 
 // --- one measurement -----------------------------------------------------------
 struct measure {
@@ -122,7 +122,7 @@ static int measure(const struct dataset *ds, const char *layers, int batch,
     struct tape_config config = tape_config_default();
     config.gemm = backend;
     config.accumulate = v->accumulate;
-    // OpenBLAS keeps its own threads: the passes around it stay on one.
+    // Beside a GEMM on one thread, or on OpenBLAS's, the passes stay on one.
     int alone = train_pass_threads(backend) == 1;
     if (o)
         optim_set_threads(o, alone ? 1 : v->optim_threads);
@@ -322,13 +322,19 @@ static int changes_study(const struct options *o, const struct dataset *ds,
                     return -1;
                 ms[v][r] = 1e3 * m.step_s;
             }
+        double first = 0, last = 0;
         for (int v = 0; v < NV; v++) {
             double step = bench_median(ms[v], o->rounds);
-            printf("  %-18s %8.3f ms/step  %7.3f s/epoch\n", variants[v].name, step,
-                   step * per / 1e3);
+            if (v == 0)
+                first = last = step;
+            // What the change saved on the step before it, and all of them so far.
+            double saved = last - step, speedup = first / step;
+            printf("  %-18s %8.3f ms/step  %7.3f s/epoch  %+7.3f ms  %5.2fx\n",
+                   variants[v].name, step, step * per / 1e3, -saved, speedup);
             if (csv)
-                fprintf(csv, "%s,auto,%d,%d,%s,%.4f,%.6f\n", c->model, thread_list[t],
-                        c->batch, variants[v].name, step, step * per / 1e3);
+                fprintf(csv, "%s,auto,%d,%d,%s,%.4f,%.6f,%.4f,%.3f\n", c->model, thread_list[t],
+                        c->batch, variants[v].name, step, step * per / 1e3, saved, speedup);
+            last = step;
         }
     }
     return 0;
@@ -444,7 +450,8 @@ int main(int argc, char **argv)
     if (o.changes && wanted(&o, "auto")) {
         if (!(ch = open_out(o.changes, &ds, top)))
             goto out;
-        fprintf(ch, "model,backend,threads,batch,change,step_ms,seconds_per_epoch\n");
+        fprintf(ch, "model,backend,threads,batch,change,step_ms,seconds_per_epoch,saved_ms,"
+                    "vs_before\n");
         if (changes_study(&o, &ds, thread_list, nthreads, ch) != 0)
             goto out;
     }
