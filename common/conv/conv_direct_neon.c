@@ -2,13 +2,16 @@
 // no masked loads, so a chunk of four columns whose taps all fall inside the
 // row takes the vector loop, and the columns at the ends of a row (the
 // padding, a last partial chunk) take a scalar one, summing in the same
-// order. conv_direct.h sits outside the guard so the file is never an empty
-// translation unit.
+// order with the same fused multiply-add (fmaf): one rounding a term on
+// every path, with gcc (which in ISO C mode keeps s += k * x two roundings)
+// and clang (which fuses it) alike. conv_direct.h sits outside the guard so
+// the file is never an empty translation unit.
 #include "conv_direct.h"
 
 #if defined(__aarch64__)
 
 #include <arm_neon.h>
+#include <math.h>
 
 enum { L = 4 };
 
@@ -26,7 +29,7 @@ static void columns(const float *xc, int h, int w, const float *k, int pad, int 
             for (int v = 0; v < 3; v++) {
                 int ix = j + v - pad;
                 if (ix >= 0 && ix < w)
-                    s += k[u * 3 + v] * xc[(long)iy * w + ix];
+                    s = fmaf(k[u * 3 + v], xc[(long)iy * w + ix], s);
             }
         }
         yr[j] = s;
