@@ -1,11 +1,13 @@
 // The NEON kernels, cross-built for AArch64 and run under qemu-aarch64 by
-// tools/test-neon.sh (Criterion exists only for the host). Each kernel is
-// checked against the double-precision reference over every m, n, k in
-// 1..24 and a few larger shapes. The last line says how many passed.
+// tools/test-neon.sh (Criterion exists only for the host). Each matrix
+// multiply is checked against the double-precision reference over every
+// m, n, k in 1..24 and a few larger shapes; the other kernels (pooling,
+// convolution, elementwise loops, optimizers) against the scalar ones or
+// the unfused path. The last line says how many passed.
 //
-// To test another kernel, add a row to `kernels` (wrap it in a function
-// with this signature if its own differs) and its sources to SRCS in
-// tools/test-neon.sh.
+// To test another matrix multiply, add a row to `kernels` (wrap it in a
+// function with this signature if its own differs); another kernel, a
+// function to `checks`; and its sources to SRCS in tools/test-neon.sh.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -263,25 +265,22 @@ static int maxpool_row_neon_agrees(void)
     return 1;
 }
 
+// The checks that are not GEMMs, each 1 when it passes.
+static int (*const checks[])(void) = {
+    maxpool_row_neon_agrees,
+    conv_direct_neon_agrees,
+    vec_neon_same_bits,
+    optim_neon_same_bits,
+};
+
 int main(void)
 {
     int passed = 0, failed = 0;
-    if (maxpool_row_neon_agrees())
-        passed++;
-    else
-        failed++;
-    if (conv_direct_neon_agrees())
-        passed++;
-    else
-        failed++;
-    if (vec_neon_same_bits())
-        passed++;
-    else
-        failed++;
-    if (optim_neon_same_bits())
-        passed++;
-    else
-        failed++;
+    for (size_t c = 0; c < sizeof checks / sizeof checks[0]; c++)
+        if (checks[c]())
+            passed++;
+        else
+            failed++;
     for (size_t t = 0; t < sizeof kernels / sizeof kernels[0]; t++) {
         // One check per kernel counts: all its shapes pass, or it fails.
         double worst = 0.0;
