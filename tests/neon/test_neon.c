@@ -265,10 +265,47 @@ static int maxpool_row_neon_agrees(void)
     return 1;
 }
 
+// The fused ReLU-and-pooling row (relu_pool_row_neon) against the scalar
+// one, bit for bit, at every width from 1 to 40 (the buffered last windows
+// among them), on values with many ties (a grid of quarters) and many below
+// zero, and nothing written past the row. Returns 1 when they agree.
+static int relu_pool_row_neon_agrees(void)
+{
+    for (int ow = 1; ow <= 40; ow++) {
+        int w = 2 * ow + ow % 2;
+        float x[2 * 81], want[41], got[41];
+        unsigned char k_want[41], k_got[41];
+        mat_fill_random(x, 1, 2 * w, 2 * w, 1900 + ow);
+        for (int j = 0; j < 2 * w; j++)
+            x[j] = floorf(x[j] * 4.0f) / 4.0f;
+        got[ow] = -1.0f;  // past the row: never written
+        k_got[ow] = 9;
+        relu_pool_row_scalar(x, x + w, ow, 0.25f, want, k_want);
+        relu_pool_row_neon(x, x + w, ow, 0.25f, got, k_got);
+        if (got[ow] != -1.0f || k_got[ow] != 9) {
+            printf("FAIL relu_pool_row_neon ow %d wrote past the row\n", ow);
+            return 0;
+        }
+        for (int q = 0; q < ow; q++)
+            if (memcmp(&got[q], &want[q], sizeof(float)) != 0 || k_got[q] != k_want[q]) {
+                printf("FAIL relu_pool_row_neon ow %d: y[%d] = %g (code %d), scalar %g "
+                       "(code %d)\n", ow, q, got[q], k_got[q], want[q], k_want[q]);
+                return 0;
+            }
+    }
+    if (isa_force(ISA_NEON) != 0 || relu_pool_row_kernel(isa_active()) != relu_pool_row_neon) {
+        printf("FAIL relu_pool_row_neon: the dispatch does not choose the NEON kernel\n");
+        return 0;
+    }
+    printf("pass relu_pool_row_neon: the same bits as the scalar loop\n");
+    return 1;
+}
+
 // The checks that are not GEMMs, each 1 when it passes.
 static int (*const checks[])(void) = {
     maxpool_row_neon_agrees,
     conv_direct_neon_agrees,
+    relu_pool_row_neon_agrees,
     vec_neon_same_bits,
     optim_neon_same_bits,
 };
