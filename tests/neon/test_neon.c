@@ -265,6 +265,71 @@ static int maxpool_row_neon_agrees(void)
     return 1;
 }
 
+// The fused convolution, ReLU and pooling (conv_pool_neon) against the NEON
+// direct kernel from the bias, then the ReLU, then the pooling row: the same
+// sums in the same order, so the same bits and the same codes, at every
+// width around the vector width, both paddings, several channel counts and
+// filter counts on both sides of the kernel's blocks of 16. Returns 1 when
+// they agree.
+static int conv_pool_neon_equals_unfused(void)
+{
+    enum { C = 5, OC = 32, H = 7, W = 21 };
+    static float x[C * H * W], k[OC * C * 9], kt[OC * C * 9], bias[OC], conv[OC * H * W];
+    static float want[OC * H * W], got[OC * H * W];
+    static int where[OC * H * W];
+    static unsigned char code[OC * H * W];
+    const int channels[] = {1, 2, 5}, filters[] = {1, 8, 17, 32};
+    for (int pad = 0; pad <= 1; pad++)
+        for (int ci = 0; ci < 3; ci++)
+            for (int fi = 0; fi < 4; fi++)
+                for (int h = 4 - 2 * pad; h <= H; h++)
+                    for (int w = 4 - 2 * pad; w <= W; w++) {
+                        int c = channels[ci], oc = filters[fi];
+                        int oh = h + 2 * pad - 2, ow = w + 2 * pad - 2, ph = oh / 2, pw = ow / 2;
+                        int xs = c * h * w, ks = oc * c * 9;
+                        mat_fill_random(x, 1, xs, xs, 1300 + w);
+                        mat_fill_random(k, 1, ks, ks, 1400 + h);
+                        mat_fill_random(bias, 1, oc, oc, 1500 + c);
+                        for (int o = 0; o < oc; o++)
+                            for (int j = 0; j < c * 9; j++)
+                                kt[j * oc + o] = k[o * c * 9 + j];
+                        for (int o = 0; o < oc; o++)
+                            for (int j = 0; j < oh * ow; j++)
+                                conv[o * oh * ow + j] = bias[o];
+                        conv_direct_neon(x, c, h, w, k, oc, pad, conv);
+                        for (int j = 0; j < oc * oh * ow; j++)
+                            conv[j] = conv[j] > 0.0f ? conv[j] : 0.0f;
+                        for (int o = 0; o < oc; o++)
+                            for (int r = 0; r < ph; r++) {
+                                const float *top = conv + (o * oh + 2 * r) * ow;
+                                int at = (o * ph + r) * pw;
+                                maxpool_row_neon(top, top + ow, ow, pw, 0, want + at, where + at);
+                            }
+                        conv_pool_neon(x, c, h, w, kt, bias, oc, pad, got, code);
+                        for (int o = 0; o < oc; o++)
+                            for (int r = 0; r < ph; r++)
+                                for (int q = 0; q < pw; q++) {
+                                    int j = (o * ph + r) * pw + q;
+                                    int k_want = where[j] - 2 * q;
+                                    k_want = k_want >= ow ? 2 + k_want - ow : k_want;
+                                    if (memcmp(&want[j], &got[j], sizeof(float)) != 0 ||
+                                        code[j] != k_want) {
+                                        printf("FAIL conv_pool_neon c %d oc %d %d×%d pad %d: "
+                                               "y[%d] = %.9g (code %d), unfused %.9g (code %d)\n",
+                                               c, oc, h, w, pad, j, got[j], code[j], want[j],
+                                               k_want);
+                                        return 0;
+                                    }
+                                }
+                    }
+    if (isa_force(ISA_NEON) != 0 || conv_pool_kernel(isa_active()) != conv_pool_neon) {
+        printf("FAIL conv_pool_neon: the dispatch does not choose the NEON kernel\n");
+        return 0;
+    }
+    printf("pass conv_pool_neon: the same bits as the NEON direct kernel, ReLU and pooling\n");
+    return 1;
+}
+
 // The fused ReLU-and-pooling row (relu_pool_row_neon) against the scalar
 // one, bit for bit, at every width from 1 to 40 (the buffered last windows
 // among them), on values with many ties (a grid of quarters) and many below
@@ -305,6 +370,7 @@ static int relu_pool_row_neon_agrees(void)
 static int (*const checks[])(void) = {
     maxpool_row_neon_agrees,
     conv_direct_neon_agrees,
+    conv_pool_neon_equals_unfused,
     relu_pool_row_neon_agrees,
     vec_neon_same_bits,
     optim_neon_same_bits,
