@@ -60,5 +60,6 @@ conv_pool_fn conv_pool_avx2;
 conv_pool_fn conv_pool_neon;
 conv_dw_fn conv_dw_scalar;
 conv_dw_fn conv_dw_avx2;
+conv_dw_fn conv_dw_neon;
 
 #endif

@@ -241,4 +241,73 @@ void conv_pool_neon(const float *x, int c, int h, int w, const float *kt, const 
 }
 // end listing
 
+// listing: conv_dw_neon
+// conv_dw_avx2 with 4 lanes: for one pair of channels (o, ch), nine
+// accumulators, one per tap, and two output rows at a time, so that each
+// input row loaded feeds both. Where a vector would reach outside its row
+// (the padding, a short last chunk), NEON has no masked load: load_row
+// gathers the columns that are there and gives zero for the rest, as
+// AVX2's masked load does.
+
+// Columns col .. col + lanes − 1 of a row of w floats, zero outside it.
+static inline float32x4_t load_row(const float *row, int col, int lanes, int w)
+{
+    if (lanes == L && col >= 0 && col + L <= w)
+        return vld1q_f32(row + col);
+    float t[L] = {0};
+    for (int l = 0; l < lanes; l++)
+        if (col + l >= 0 && col + l < w)
+            t[l] = row[col + l];
+    return vld1q_f32(t);
+}
+
+// Output rows r and r + 1 (g1 is NULL when r is the last) of the chunk at
+// column q0: four input rows, three shifted vectors each, 18 FMAs.
+static inline void dw_rows(const float *xc, int h, int w, const float *g0, const float *g1,
+                           int ow, int r, int pad, int q0, int lanes, float32x4_t acc[9])
+{
+    float32x4_t d0 = load_row(g0, q0, lanes, ow);
+    float32x4_t d1 = g1 ? load_row(g1, q0, lanes, ow) : vdupq_n_f32(0.0f);
+#pragma GCC unroll 4
+    for (int u = 0; u < 4; u++) {
+        int iy = r + u - pad;
+        if (iy < 0 || iy >= h || (u == 3 && !g1))
+            continue;
+        const float *xr = xc + (long)iy * w;
+#pragma GCC unroll 3
+        for (int v = 0; v < 3; v++) {
+            float32x4_t xv = load_row(xr, q0 + v - pad, lanes, w);
+            if (u < 3)  // row r, tap (u, v)
+                acc[u * 3 + v] = vfmaq_f32(acc[u * 3 + v], d0, xv);
+            if (u > 0 && g1)  // row r + 1, tap (u − 1, v)
+                acc[(u - 1) * 3 + v] = vfmaq_f32(acc[(u - 1) * 3 + v], d1, xv);
+        }
+    }
+}
+
+void conv_dw_neon(const float *x, int c, int h, int w, const float *dy, long ldy, int oc,
+                  int pad, float *dw)
+{
+    int oh = h + 2 * pad - 2, ow = w + 2 * pad - 2;
+    for (int o = 0; o < oc; o++)
+        for (int ch = 0; ch < c; ch++) {
+            const float *xc = x + (long)ch * h * w;
+            float32x4_t acc[9];
+#pragma GCC unroll 9
+            for (int t = 0; t < 9; t++)
+                acc[t] = vdupq_n_f32(0.0f);
+            for (int q0 = 0; q0 < ow; q0 += L) {
+                int lanes = ow - q0 < L ? ow - q0 : L;
+                const float *g = dy + o * ldy;
+                for (int r = 0; r < oh; r += 2)
+                    dw_rows(xc, h, w, g + (long)r * ow, r + 1 < oh ? g + (long)(r + 1) * ow : NULL,
+                            ow, r, pad, q0, lanes, acc);
+            }
+            float *d = dw + ((long)o * c + ch) * 9;
+            for (int t = 0; t < 9; t++)
+                d[t] += vaddvq_f32(acc[t]);
+        }
+}
+// end listing
+
 #endif

@@ -330,6 +330,52 @@ static int conv_pool_neon_equals_unfused(void)
     return 1;
 }
 
+// The direct path's dW kernel (conv_dw_neon) against the scalar one: sums of
+// up to oh·ow products in another order, so within a few roundings of the
+// sum of the terms' magnitudes, at every row length around the vector
+// width, both paddings, dy's planes apart (ldy > oh·ow). Returns 1 when it
+// agrees.
+static int conv_dw_neon_agrees(void)
+{
+    enum { C = 3, OC = 3, H = 6, W = 27, LDY = H * W + 5 };
+    static float x[C * H * W], dy[OC * LDY], want[OC * C * 9], got[OC * C * 9],
+        mag[OC * C * 9], ax[C * H * W], ady[OC * LDY];
+    const int channels[] = {1, 3};
+    for (int pad = 0; pad <= 1; pad++)
+        for (int ci = 0; ci < 2; ci++)
+            for (int h = 3 - 2 * pad; h <= H; h++)
+                for (int w = 3 - 2 * pad; w <= W; w++) {
+                    int c = channels[ci], oc = OC, oh = h + 2 * pad - 2, ow = w + 2 * pad - 2;
+                    int xs = c * h * w, ldy = oh * ow + 5, ks = oc * c * 9;
+                    mat_fill_random(x, 1, xs, xs, 1600 + w);
+                    mat_fill_random(dy, 1, oc * ldy, oc * ldy, 1700 + h);
+                    mat_fill_random(want, 1, ks, ks, 1800 + c);
+                    for (int j = 0; j < ks; j++) {
+                        got[j] = want[j];
+                        mag[j] = 0.0f;
+                    }
+                    for (int j = 0; j < xs; j++)
+                        ax[j] = fabsf(x[j]);
+                    for (int j = 0; j < oc * ldy; j++)
+                        ady[j] = fabsf(dy[j]);
+                    conv_dw_scalar(x, c, h, w, dy, ldy, oc, pad, want);
+                    conv_dw_neon(x, c, h, w, dy, ldy, oc, pad, got);
+                    conv_dw_scalar(ax, c, h, w, ady, ldy, oc, pad, mag);  // Σ |terms|
+                    for (int j = 0; j < ks; j++)
+                        if (!(fabsf(got[j] - want[j]) <= 1e-6f * (mag[j] + 1.0f))) {
+                            printf("FAIL conv_dw_neon c %d, %d×%d, pad %d: dw[%d] = %.9g, "
+                                   "scalar %.9g\n", c, h, w, pad, j, got[j], want[j]);
+                            return 0;
+                        }
+                }
+    if (isa_force(ISA_NEON) != 0 || conv_dw_kernel(isa_active()) != conv_dw_neon) {
+        printf("FAIL conv_dw_neon: the dispatch does not choose the NEON kernel\n");
+        return 0;
+    }
+    printf("pass conv_dw_neon: agrees with the scalar kernel\n");
+    return 1;
+}
+
 // The fused ReLU-and-pooling row (relu_pool_row_neon) against the scalar
 // one, bit for bit, at every width from 1 to 40 (the buffered last windows
 // among them), on values with many ties (a grid of quarters) and many below
@@ -371,6 +417,7 @@ static int (*const checks[])(void) = {
     maxpool_row_neon_agrees,
     conv_direct_neon_agrees,
     conv_pool_neon_equals_unfused,
+    conv_dw_neon_agrees,
     relu_pool_row_neon_agrees,
     vec_neon_same_bits,
     optim_neon_same_bits,
