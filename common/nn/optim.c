@@ -209,9 +209,10 @@ static void update_range(const struct optim *o, const struct optim_kernels *k,
 // listing: optim_step
 // One parallel region for every parameter: laid end to end, thread t of T
 // updates the t-th of T equal runs, so the first thread takes the first
-// half of the first weight matrix, the rows its core wrote as its share of
-// the GEMM that made dW. Every element gets the same arithmetic wherever it
-// falls, so the result does not depend on the thread count.
+// rows of the first weight matrix. Where the GEMM that made dW split it by
+// rows too (gemm_parallel.c), those are the rows its core wrote. Every
+// element gets the same arithmetic wherever it falls, so the result does
+// not depend on the thread count.
 void optim_step(struct optim *o)
 {
     const struct optim_kernels *k = optim_kernels(isa_active());
