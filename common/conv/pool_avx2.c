@@ -96,3 +96,59 @@ void relu_pool_row_avx2(const float *top, const float *bottom, int ow, float bia
         }
     }
 }
+
+// Two vectors of 8 windows' elements, a (the left ones) and b (the right),
+// interleaved into 16 floats of a row: unpack pairs them within each 128-bit
+// half, permute2f128 puts the halves in order.
+static void interleave(__m256 a, __m256 b, __m256 *low, __m256 *high)
+{
+    __m256 lo = _mm256_unpacklo_ps(a, b), hi = _mm256_unpackhi_ps(a, b);
+    *low = _mm256_permute2f128_ps(lo, hi, 0x20);
+    *high = _mm256_permute2f128_ps(lo, hi, 0x31);
+}
+
+// listing: relu_pool_row_backward_avx2
+// The fused row's backward (pool_row.h), 8 windows at a time: each window's
+// masked gradient v = (y > 0 ? 0.0f + g : +0), then for each of the four
+// places one vector, v where the code names it and +0 elsewhere (an and with
+// a mask: +0 is all bits zero), interleaved into the two rows. Both rows are
+// written in full, with no memset before; the last n < 8 windows load and
+// store under masks, as the forward's row does.
+void relu_pool_row_backward_avx2(const float *g, const float *y, const unsigned char *code,
+                                 int pw, int ow, float *top, float *bottom)
+{
+    const __m256 zero = _mm256_setzero_ps();
+    for (int q = 0; q < pw; q += 8) {
+        int n = pw - q < 8 ? pw - q : 8;  // windows in this chunk
+        __m256i m = first_lanes(n);
+        long long bytes = 0;
+        memcpy(&bytes, code + q, (size_t)n);
+        __m256i k = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(bytes));
+        __m256 gv = _mm256_maskload_ps(g + q, m), yv = _mm256_maskload_ps(y + q, m);
+        __m256 v = _mm256_and_ps(_mm256_cmp_ps(yv, zero, _CMP_GT_OQ), _mm256_add_ps(zero, gv));
+        __m256 at[4];
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; c++)
+            at[c] = _mm256_and_ps(v, _mm256_castsi256_ps(
+                                         _mm256_cmpeq_epi32(k, _mm256_set1_epi32(c))));
+        __m256 t0, t1, b0, b1;
+        interleave(at[0], at[1], &t0, &t1);
+        interleave(at[2], at[3], &b0, &b1);
+        float *t = top + 2 * q, *b = bottom + 2 * q;
+        if (n == 8) {
+            _mm256_storeu_ps(t, t0);
+            _mm256_storeu_ps(t + 8, t1);
+            _mm256_storeu_ps(b, b0);
+            _mm256_storeu_ps(b + 8, b1);
+        } else {
+            __m256i m0 = first_lanes(2 * n), m1 = first_lanes(2 * n - 8);
+            _mm256_maskstore_ps(t, m0, t0);
+            _mm256_maskstore_ps(t + 8, m1, t1);
+            _mm256_maskstore_ps(b, m0, b0);
+            _mm256_maskstore_ps(b + 8, m1, b1);
+        }
+    }
+    for (int j = 2 * pw; j < ow; j++)
+        top[j] = bottom[j] = 0.0f;
+}
+// end listing
