@@ -219,7 +219,8 @@ static float lanes_sum(__m256 v)
 // at the end. Two output rows at a time share their input rows: four input
 // rows, three shifted vectors each, feed the 18 FMAs of the two rows, 14
 // loads where one row at a time needs 10 for 9. Inside the row (always, but
-// at its end), the loads are plain ones: a masked load is slower.
+// at its end), the loads are plain ones: a masked load is slower, and the
+// row's last columns are a full chunk that overlaps the one before it.
 //
 // The nine sums, two vectors of dy and one of x take 12 of AVX2's 16
 // registers, and they stay there only if the compiler sees nine separate
@@ -230,12 +231,18 @@ static float lanes_sum(__m256 v)
 // from memory and wrote it back. always_inline makes two copies, one for
 // each value of full: the full one tests nothing and holds no masks (with
 // them, the sixteen registers did not suffice).
-static inline __attribute__((always_inline)) void dw_chunk(const float *xc, int h, int w, const float *g, int oh, int ow,
-                            int pad, int q0, int full, __m256 sums[9])
+static inline __attribute__((always_inline)) void dw_chunk(const float *xc, int h, int w,
+                                                          const float *g, int oh, int ow,
+                                                          int pad, int q0, int skip, int full,
+                                                          __m256 sums[9])
 {
     int lanes = ow - q0 < L ? ow - q0 : L;
     __m256i all = first(lanes), m0 = inside(q0, lanes, 0, pad, w),
             m1 = inside(q0, lanes, 1, pad, w), m2 = inside(q0, lanes, 2, pad, w);
+    // A full chunk's first `skip` columns were done by the chunk before it:
+    // their dy counts as zero.
+    __m256 keep = _mm256_castsi256_ps(_mm256_cmpgt_epi32(
+        _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(skip - 1)));
     __m256 acc[9];
 #pragma GCC unroll 9
     for (int t = 0; t < 9; t++)
@@ -243,10 +250,10 @@ static inline __attribute__((always_inline)) void dw_chunk(const float *xc, int 
     for (int r = 0; r < oh; r += 2) {
         const float *g0 = g + (long)r * ow + q0, *g1 = g0 + ow;
         int two = r + 1 < oh;  // a second row below this one
-        __m256 d0 = full ? _mm256_loadu_ps(g0) : _mm256_maskload_ps(g0, all);
+        __m256 d0 = full ? _mm256_and_ps(keep, _mm256_loadu_ps(g0)) : _mm256_maskload_ps(g0, all);
         __m256 d1 = _mm256_setzero_ps();
         if (two)
-            d1 = full ? _mm256_loadu_ps(g1) : _mm256_maskload_ps(g1, all);
+            d1 = full ? _mm256_and_ps(keep, _mm256_loadu_ps(g1)) : _mm256_maskload_ps(g1, all);
 #pragma GCC unroll 4
         for (int u = 0; u < 4; u++) {
             int iy = r + u - pad;
@@ -280,11 +287,15 @@ void conv_dw_avx2(const float *x, int c, int h, int w, const float *dy, long ldy
             for (int t = 0; t < 9; t++)
                 sums[t] = _mm256_setzero_ps();
             for (int q0 = 0; q0 < ow; q0 += L) {
-                // Every tap of the chunk reads columns q0 − pad .. q0 − pad + 9.
-                if (ow - q0 >= L && q0 - pad >= 0 && q0 - pad + L + 2 <= w)
-                    dw_chunk(xc, h, w, g, oh, ow, pad, q0, 1, sums);
+                // The last chunk of a row of 8 columns or more moves left to
+                // end where the row ends, and skips the columns it shares
+                // with the chunk before. Every tap of a chunk at column at
+                // reads columns at − pad .. at − pad + 9.
+                int at = ow >= L && q0 + L > ow ? ow - L : q0;
+                if (at - pad >= 0 && at - pad + L + 2 <= w)
+                    dw_chunk(xc, h, w, g, oh, ow, pad, at, q0 - at, 1, sums);
                 else
-                    dw_chunk(xc, h, w, g, oh, ow, pad, q0, 0, sums);
+                    dw_chunk(xc, h, w, g, oh, ow, pad, q0, 0, 0, sums);
             }
             float *d = dw + ((long)o * c + ch) * 9;
             for (int t = 0; t < 9; t++)
