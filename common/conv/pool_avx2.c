@@ -112,18 +112,15 @@ static void interleave(__m256 a, __m256 b, __m256 *low, __m256 *high)
 // masked gradient v = (y > 0 ? 0.0f + g : +0), then for each of the four
 // places one vector, v where the code names it and +0 elsewhere (an and with
 // a mask: +0 is all bits zero), interleaved into the two rows. Both rows are
-// written in full, with no memset before. n < 8 windows (the row's end) load
-// and store under masks.
-static inline void unpool8(const float *g, const float *y, const unsigned char *code, int n,
+// written in full, with no memset before.
+static inline void unpool8(const float *g, const float *y, const unsigned char *code,
                            float *top, float *bottom)
 {
     const __m256 zero = _mm256_setzero_ps();
-    __m256i m = first_lanes(n);
-    long long bytes = 0;
-    memcpy(&bytes, code, n == 8 ? 8 : (size_t)n);
+    long long bytes;
+    memcpy(&bytes, code, 8);
     __m256i k = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(bytes));
-    __m256 gv = n == 8 ? _mm256_loadu_ps(g) : _mm256_maskload_ps(g, m);
-    __m256 yv = n == 8 ? _mm256_loadu_ps(y) : _mm256_maskload_ps(y, m);
+    __m256 gv = _mm256_loadu_ps(g), yv = _mm256_loadu_ps(y);
     __m256 v = _mm256_and_ps(_mm256_cmp_ps(yv, zero, _CMP_GT_OQ), _mm256_add_ps(zero, gv));
     __m256 at[4];
 #pragma GCC unroll 4
@@ -132,35 +129,27 @@ static inline void unpool8(const float *g, const float *y, const unsigned char *
     __m256 t0, t1, b0, b1;
     interleave(at[0], at[1], &t0, &t1);
     interleave(at[2], at[3], &b0, &b1);
-    if (n == 8) {
-        _mm256_storeu_ps(top, t0);
-        _mm256_storeu_ps(top + 8, t1);
-        _mm256_storeu_ps(bottom, b0);
-        _mm256_storeu_ps(bottom + 8, b1);
-    } else {
-        __m256i m0 = first_lanes(2 * n), m1 = first_lanes(2 * n - 8);
-        _mm256_maskstore_ps(top, m0, t0);
-        _mm256_maskstore_ps(top + 8, m1, t1);
-        _mm256_maskstore_ps(bottom, m0, b0);
-        _mm256_maskstore_ps(bottom + 8, m1, b1);
-    }
+    _mm256_storeu_ps(top, t0);
+    _mm256_storeu_ps(top + 8, t1);
+    _mm256_storeu_ps(bottom, b0);
+    _mm256_storeu_ps(bottom + 8, b1);
 }
 
-// A row of 8 windows or more ends with a full chunk that overlaps the one
-// before it, the last 8 windows: their elements are written twice with the
-// same values, cheaper than a masked store (on Zen 3, AVX2's masked stores
-// cost many times a plain one; conv1's rows are 13 windows). Only a row
-// shorter than 8 takes the masks.
+// A row ends with a full chunk that overlaps the one before it, the last 8
+// windows: their elements are written twice with the same values. That is
+// cheaper than masked stores, which on Zen 3 cost many times a plain one
+// (conv1's rows are 13 windows). A row shorter than 8 (conv2's are 5) goes
+// to the plain loop, which measured faster than masked loads and stores.
 void relu_pool_row_backward_avx2(const float *g, const float *y, const unsigned char *code,
                                  int pw, int ow, float *top, float *bottom)
 {
     if (pw < 8) {
-        unpool8(g, y, code, pw, top, bottom);
-    } else {
-        for (int q = 0; q < pw; q += 8) {
-            int s = q + 8 <= pw ? q : pw - 8;
-            unpool8(g + s, y + s, code + s, 8, top + 2 * s, bottom + 2 * s);
-        }
+        relu_pool_row_backward_scalar(g, y, code, pw, ow, top, bottom);
+        return;
+    }
+    for (int q = 0; q < pw; q += 8) {
+        int s = q + 8 <= pw ? q : pw - 8;
+        unpool8(g + s, y + s, code + s, top + 2 * s, bottom + 2 * s);
     }
     for (int j = 2 * pw; j < ow; j++)
         top[j] = bottom[j] = 0.0f;
