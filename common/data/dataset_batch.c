@@ -52,8 +52,8 @@ int dataset_batch(const struct dataset_split *s, const int *order, int start, in
 }
 
 // Each image is converted on its own, so threads can share a batch: a
-// contiguous run of images each, the rows of x that the first GEMM's same
-// thread then reads (it splits the batch's rows the same way).
+// contiguous run of images each, about the rows of x that the same thread
+// then packs for the first GEMM (its threads share that packing the same way).
 int dataset_batch_threads(const struct dataset_split *s, const int *order, int start,
                           int count, float *x, int *y, int threads)
 {
