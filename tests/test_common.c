@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <sched.h>
 #include <stdio.h>
@@ -485,11 +486,47 @@ Test(cpu, isa_names_round_trip)
     cr_assert(isa_supported(isa_best()));
 }
 
+// Each test process writes its files into a directory of its own, $T in
+// the commands below, so that two `make test` runs at once (two checkouts
+// on one machine) never read each other's output. It goes when the test
+// process ends.
+static char tmp_made[64];
+
+static void remove_tmp(void)
+{
+    char command[128];
+    snprintf(command, sizeof command, "rm -rf %s", tmp_made);
+    if (system(command) != 0)
+        fprintf(stderr, "could not remove %s\n", tmp_made);
+}
+
+static const char *tmp_dir(void)
+{
+    if (!tmp_made[0]) {
+        snprintf(tmp_made, sizeof tmp_made, "/tmp/test-common-XXXXXX");
+        cr_assert_not_null(mkdtemp(tmp_made), "mkdtemp: %s", strerror(errno));
+        setenv("T", tmp_made, 1);
+        atexit(remove_tmp);
+    }
+    return tmp_made;
+}
+
+// $T/name, for the C side; four at a time, as read_file's callers need.
+static const char *tmp_path(const char *name)
+{
+    static char paths[4][256];
+    static int next;
+    char *p = paths[next++ % 4];
+    snprintf(p, sizeof paths[0], "%s/%s", tmp_dir(), name);
+    return p;
+}
+
 // The tools below are run from the repository root, where `make test` runs.
 // Criterion marks its test processes with BXFI_MAP; a Criterion program
 // started from inside a test (the kit's tests) must not inherit it.
 static int sh(const char *command)
 {
+    tmp_dir();
     char line[1024];
     snprintf(line, sizeof line, "unset BXFI_MAP; %s", command);
     int rc = system(line);
@@ -499,16 +536,16 @@ static int sh(const char *command)
 Test(book, check_passes_on_a_good_chapter_and_fails_on_broken_ones)
 {
     cr_assert_eq(sh("tools/check-book.sh tests/book/good.md >/dev/null 2>&1"), 0);
-    cr_assert_neq(sh("tools/check-book.sh tests/book/missing_marker.md 2>/tmp/book-err.txt"),
+    cr_assert_neq(sh("tools/check-book.sh tests/book/missing_marker.md 2>$T/book-err.txt"),
                   0);
-    cr_assert_not_null(strstr(read_file("/tmp/book-err.txt"), "no_such_listing"),
+    cr_assert_not_null(strstr(read_file(tmp_path("book-err.txt")), "no_such_listing"),
                        "the error must name the missing listing");
-    cr_assert_neq(sh("tools/check-book.sh tests/book/missing_file.md 2>/tmp/book-err.txt"), 0);
-    cr_assert_not_null(strstr(read_file("/tmp/book-err.txt"), "no_such_file.c"),
+    cr_assert_neq(sh("tools/check-book.sh tests/book/missing_file.md 2>$T/book-err.txt"), 0);
+    cr_assert_not_null(strstr(read_file(tmp_path("book-err.txt")), "no_such_file.c"),
                        "the error must name the missing file");
     cr_assert_neq(sh("tools/check-book.sh tests/book/missing_row.md >/dev/null 2>&1"), 0);
-    cr_assert_neq(sh("tools/check-book.sh tests/book/bad_last.md 2>/tmp/book-err.txt"), 0);
-    cr_assert_not_null(strstr(read_file("/tmp/book-err.txt"), "last: no column 'epoch'"),
+    cr_assert_neq(sh("tools/check-book.sh tests/book/bad_last.md 2>$T/book-err.txt"), 0);
+    cr_assert_not_null(strstr(read_file(tmp_path("book-err.txt")), "last: no column 'epoch'"),
                        "the error must name the missing column");
 }
 
@@ -532,10 +569,10 @@ Test(book, stat_sums_up_a_column_over_rows)
                  0);
     cr_assert_neq(sh("printf '%s\\n' 'x []{.result file=\"tests/book/seeds-results.csv\" "
                      "column=\"test_acc\" stat=\"median\"}' | BOOK_ROOT=. pandoc -f markdown "
-                     "--lua-filter tools/book.lua -t plain >/dev/null 2>/tmp/book-stat.txt"),
+                     "--lua-filter tools/book.lua -t plain >/dev/null 2>$T/book-stat.txt"),
                   0);
-    cr_assert_not_null(strstr(read_file("/tmp/book-stat.txt"), "mean, sd, min, max and n"),
-                       "%s", read_file("/tmp/book-stat.txt"));
+    cr_assert_not_null(strstr(read_file(tmp_path("book-stat.txt")), "mean, sd, min, max and n"),
+                       "%s", read_file(tmp_path("book-stat.txt")));
 }
 
 // A results file measured with OpenBLAS held back carries its note into the
@@ -543,9 +580,9 @@ Test(book, stat_sums_up_a_column_over_rows)
 Test(book, a_held_back_openblas_is_noted_under_its_table)
 {
     cr_assert_eq(sh("BOOK_ROOT=. pandoc -f markdown --lua-filter tools/book.lua -t plain "
-                    "--wrap=none tests/book/held.md >/tmp/book-held.txt 2>&1"),
+                    "--wrap=none tests/book/held.md >$T/book-held.txt 2>&1"),
                  0);
-    const char *out = read_file("/tmp/book-held.txt");
+    const char *out = read_file(tmp_path("book-held.txt"));
     cr_assert_not_null(strstr(out, "Note: OpenBLAS is not on its best path"), "%s", out);
     cr_assert_not_null(strstr(out, "env -u OPENBLAS_CORETYPE make stage-05 bench"), "%s", out);
     cr_assert_eq(sh("BOOK_ROOT=. pandoc -f markdown --lua-filter tools/book.lua -t plain "
@@ -558,50 +595,50 @@ Test(book, a_held_back_openblas_is_noted_under_its_table)
 // one is an error, and so is another value of caption=.
 Test(book, a_drawn_caption_comes_from_the_plot)
 {
-    cr_assert_eq(sh("rm -rf /tmp/book-drawn && mkdir -p /tmp/book-drawn/plots/data "
-                    "/tmp/book-drawn/build/plots && "
-                    "cp plots/data/stage-08.csv /tmp/book-drawn/plots/data/ && "
-                    "touch /tmp/book-drawn/build/plots/stage-08.svg && "
+    cr_assert_eq(sh("rm -rf $T/book-drawn && mkdir -p $T/book-drawn/plots/data "
+                    "$T/book-drawn/build/plots && "
+                    "cp plots/data/stage-08.csv $T/book-drawn/plots/data/ && "
+                    "touch $T/book-drawn/build/plots/stage-08.svg && "
                     "echo 'Batch 64, timed by `make stage-08 bench`. No PyTorch bar.' "
-                    ">/tmp/book-drawn/build/plots/stage-08.caption && "
+                    ">$T/book-drawn/build/plots/stage-08.caption && "
                     "printf '%s\\n' '![](build/plots/stage-08.svg){caption=\"drawn\"}' "
-                    ">/tmp/book-drawn/drawn.md && "
+                    ">$T/book-drawn/drawn.md && "
                     "printf '%s\\n' '![](build/plots/stage-08.svg){caption=\"typed\"}' "
-                    ">/tmp/book-drawn/typed.md"),
+                    ">$T/book-drawn/typed.md"),
                  0);
-    const char *pandoc = "BOOK_ROOT=/tmp/book-drawn pandoc -f markdown --lua-filter "
+    const char *pandoc = "BOOK_ROOT=$T/book-drawn pandoc -f markdown --lua-filter "
                          "tools/book.lua -t html --wrap=none ";
     char command[512];
-    snprintf(command, sizeof command, "%s /tmp/book-drawn/drawn.md >/tmp/book-drawn/out 2>&1",
+    snprintf(command, sizeof command, "%s $T/book-drawn/drawn.md >$T/book-drawn/out 2>&1",
              pandoc);
-    cr_assert_eq(sh(command), 0, "%s", read_file("/tmp/book-drawn/out"));
-    const char *out = read_file("/tmp/book-drawn/out");
+    cr_assert_eq(sh(command), 0, "%s", read_file(tmp_path("book-drawn/out")));
+    const char *out = read_file(tmp_path("book-drawn/out"));
     cr_assert_not_null(strstr(out, "<figcaption aria-hidden=\"true\">Batch 64, timed by "
                                    "<code>make stage-08 bench</code>. No PyTorch "
                                    "bar.</figcaption>"),
                        "%s", out);
     cr_assert_null(strstr(out, "caption=\"drawn\""), "%s", out);
 
-    cr_assert_eq(sh("rm /tmp/book-drawn/build/plots/stage-08.caption"), 0);
+    cr_assert_eq(sh("rm $T/book-drawn/build/plots/stage-08.caption"), 0);
     cr_assert_neq(sh(command), 0, "a drawn caption that is not there");
-    out = read_file("/tmp/book-drawn/out");
+    out = read_file(tmp_path("book-drawn/out"));
     cr_assert_not_null(strstr(out, "no caption build/plots/stage-08.caption"), "%s", out);
-    snprintf(command, sizeof command, "BOOK_CHECK=1 %s /tmp/book-drawn/drawn.md >/dev/null 2>&1",
+    snprintf(command, sizeof command, "BOOK_CHECK=1 %s $T/book-drawn/drawn.md >/dev/null 2>&1",
              pandoc);
     cr_assert_eq(sh(command), 0, "check mode needs no plot drawn");
 
-    snprintf(command, sizeof command, "%s /tmp/book-drawn/typed.md >/tmp/book-drawn/out 2>&1",
+    snprintf(command, sizeof command, "%s $T/book-drawn/typed.md >$T/book-drawn/out 2>&1",
              pandoc);
     cr_assert_neq(sh(command), 0);
-    out = read_file("/tmp/book-drawn/out");
+    out = read_file(tmp_path("book-drawn/out"));
     cr_assert_not_null(strstr(out, "caption=\"typed\"; the one value is \"drawn\""), "%s", out);
-    cr_assert_eq(sh("rm -rf /tmp/book-drawn"), 0);
+    cr_assert_eq(sh("rm -rf $T/book-drawn"), 0);
 }
 
 Test(book, the_real_book_checks)
 {
-    cr_assert_eq(sh("tools/check-book.sh --book book.md >/tmp/book-out.txt 2>&1"), 0, "%s",
-                 read_file("/tmp/book-out.txt"));
+    cr_assert_eq(sh("tools/check-book.sh --book book.md >$T/book-out.txt 2>&1"), 0, "%s",
+                 read_file(tmp_path("book-out.txt")));
 }
 
 // A results file the book quotes must come from the compiler and one of the
@@ -612,17 +649,17 @@ Test(book, results_from_another_compiler_or_machine_fail_the_check)
 {
     cr_assert_eq(sh("BOOK_ROOT=. pandoc -f markdown -t plain --wrap=none --lua-filter "
                     "tools/book.lua -M book-provenance=error tests/book/provenance.md "
-                    ">/tmp/book-prov.txt 2>&1"),
-                 0, "%s", read_file("/tmp/book-prov.txt"));
-    const char *out = read_file("/tmp/book-prov.txt");
+                    ">$T/book-prov.txt 2>&1"),
+                 0, "%s", read_file(tmp_path("book-prov.txt")));
+    const char *out = read_file(tmp_path("book-prov.txt"));
     cr_assert_not_null(strstr(out, "On the first machine — Reference machine: Test Zen 5"), "%s",
                        out);
     cr_assert_not_null(strstr(out, "On the second — Second machine: Test Zen 3"), "%s", out);
     cr_assert_neq(sh("BOOK_ROOT=. pandoc -f markdown -t plain --lua-filter tools/book.lua "
                      "-M book-provenance=error tests/book/provenance-bad.md "
-                     ">/dev/null 2>/tmp/book-prov.txt"),
+                     ">/dev/null 2>$T/book-prov.txt"),
                   0);
-    out = read_file("/tmp/book-prov.txt");
+    out = read_file(tmp_path("book-prov.txt"));
     cr_assert_not_null(strstr(out, "tests/book/prov-clang.csv: was measured with clang 14.0.6; "
                                    "the book's compiler is gcc 12.2.0"),
                        "%s", out);
@@ -634,9 +671,9 @@ Test(book, results_from_another_compiler_or_machine_fail_the_check)
                        "%s", out);
     // Only a warning when the book is built: make book is not held up.
     cr_assert_eq(sh("BOOK_ROOT=. pandoc -f markdown -t plain --lua-filter tools/book.lua "
-                    "tests/book/provenance-bad.md >/dev/null 2>/tmp/book-prov.txt"),
+                    "tests/book/provenance-bad.md >/dev/null 2>$T/book-prov.txt"),
                  0);
-    cr_assert_not_null(strstr(read_file("/tmp/book-prov.txt"), "warning: tests/book/prov-clang"));
+    cr_assert_not_null(strstr(read_file(tmp_path("book-prov.txt")), "warning: tests/book/prov-clang"));
 }
 
 // share (like test_acc) holds a fraction of 1 and is shown in percent, and
@@ -645,16 +682,16 @@ Test(book, results_from_another_compiler_or_machine_fail_the_check)
 Test(book, shares_are_fractions_shown_in_percent)
 {
     cr_assert_eq(sh("BOOK_ROOT=. pandoc -f markdown -t plain --wrap=none --lua-filter "
-                    "tools/book.lua tests/book/share.md >/tmp/book-share.txt 2>&1"),
-                 0, "%s", read_file("/tmp/book-share.txt"));
-    const char *out = read_file("/tmp/book-share.txt");
+                    "tools/book.lua tests/book/share.md >$T/book-share.txt 2>&1"),
+                 0, "%s", read_file(tmp_path("book-share.txt")));
+    const char *out = read_file(tmp_path("book-share.txt"));
     cr_assert_not_null(strstr(out, "28.9 %"), "%s", out);
     cr_assert_not_null(strstr(out, "1.1 %"), "%s", out);
     cr_assert_not_null(strstr(out, "The convolution’s backward: 29 % of the time."), "%s", out);
     cr_assert_neq(sh("BOOK_ROOT=. pandoc -f markdown -t plain --lua-filter tools/book.lua "
-                     "tests/book/share-percent.md >/dev/null 2>/tmp/book-share.txt"),
+                     "tests/book/share-percent.md >/dev/null 2>$T/book-share.txt"),
                   0, "a share of 28.9 was printed");
-    out = read_file("/tmp/book-share.txt");
+    out = read_file(tmp_path("book-share.txt"));
     cr_assert_not_null(strstr(out, "tests/book/share-percent.csv:3: column share holds 28.9"),
                        "%s", out);
 }
@@ -665,21 +702,21 @@ Test(book, shares_are_fractions_shown_in_percent)
 // chapter 1 holds those of tasks 1.1 and 1.2.
 Test(book, the_student_edition_holds_no_answer, .timeout = 600)
 {
-    cr_assert_eq(sh("tools/check-book.sh --student book.md >/tmp/book-student.txt 2>&1"), 0, "%s",
-                 read_file("/tmp/book-student.txt"));
+    cr_assert_eq(sh("tools/check-book.sh --student book.md >$T/book-student.txt 2>&1"), 0, "%s",
+                 read_file(tmp_path("book-student.txt")));
     cr_assert_eq(sh("BOOK_ROOT=. pandoc -f markdown -t html5 --lua-filter tools/book.lua "
-                    "-M book-check=true -o /tmp/book-reader-01.html chapters/01-naive.md"),
+                    "-M book-check=true -o $T/book-reader-01.html chapters/01-naive.md"),
                  0);
-    cr_assert_neq(sh("tools/kit-check.py --book /tmp/book-reader-01.html "
-                     ">/tmp/book-reader-01.txt 2>&1"),
+    cr_assert_neq(sh("tools/kit-check.py --book $T/book-reader-01.html "
+                     ">$T/book-reader-01.txt 2>&1"),
                   0, "the answers in the reader's edition went unnoticed");
-    const char *out = read_file("/tmp/book-reader-01.txt");
+    const char *out = read_file(tmp_path("book-reader-01.txt"));
     cr_assert(strstr(out, "task 1.1") && strstr(out, "task 1.2"), "%s", out);
     cr_assert_eq(sh("BOOK_ROOT=. pandoc -f markdown -t plain --wrap=none --lua-filter "
                     "tools/book.lua -M book-check=true -M book-edition=student "
-                    "-o /tmp/book-student-01.txt chapters/01-naive.md"),
+                    "-o $T/book-student-01.txt chapters/01-naive.md"),
                  0);
-    out = read_file("/tmp/book-student-01.txt");
+    out = read_file(tmp_path("book-student-01.txt"));
     cr_assert_not_null(strstr(out, "Task 1.1 is yours to write: the i, j, p loops"), "%s", out);
     cr_assert_not_null(strstr(out, "make stage-01 test TASK=1.1 runs its tests:"), "%s", out);
     cr_assert_not_null(strstr(out, "// TODO task 1.1:"), "%s", out);
@@ -690,9 +727,9 @@ Test(book, the_student_edition_holds_no_answer, .timeout = 600)
 Test(book, a_function_on_the_path_neither_shown_nor_named_fails)
 {
     cr_assert_neq(sh("GEMM_PATH_LIST=tests/book/gemm-path-unshown.txt tools/check-book.sh "
-                     "--book book.md >/tmp/book-path.txt 2>&1"),
+                     "--book book.md >$T/book-path.txt 2>&1"),
                   0);
-    const char *out = read_file("/tmp/book-path.txt");
+    const char *out = read_file(tmp_path("book-path.txt"));
     cr_assert_not_null(strstr(out, "be32 (common/data/idx.c) is on gemm()'s path"),
                        "%s", out);
     cr_assert_not_null(
@@ -705,7 +742,9 @@ Test(book, a_function_on_the_path_neither_shown_nor_named_fails)
 static void round_trip(const char *stage)
 {
     char command[256], log[64];
-    snprintf(log, sizeof log, "/tmp/kit-%s.txt", stage);
+    char name[32];
+    snprintf(name, sizeof name, "kit-%s.txt", stage);
+    snprintf(log, sizeof log, "%s", tmp_path(name));
     snprintf(command, sizeof command, "tools/kit-roundtrip.sh %s >%s 2>&1", stage, log);
     cr_assert_eq(sh(command), 0, "%s", read_file(log));
 }
@@ -773,25 +812,25 @@ Test(blas, openblas_names_its_core_and_config)
 // No kit holds the answer to one of its own tasks, in any file.
 Test(kit, no_kit_holds_its_own_answers, .timeout = 300)
 {
-    cr_assert_eq(sh("tools/kit-check.py >/tmp/kit-check.txt 2>&1"), 0, "%s",
-                 read_file("/tmp/kit-check.txt"));
+    cr_assert_eq(sh("tools/kit-check.py >$T/kit-check.txt 2>&1"), 0, "%s",
+                 read_file(tmp_path("kit-check.txt")));
 }
 
 // The check finds an answer copied into another file: here the body of task
 // 1.1's loops, re-indented, in a copy of the tree.
 Test(kit, the_check_finds_an_answer_copied_elsewhere, .timeout = 300)
 {
-    cr_assert_eq(sh("rm -rf /tmp/kit-leak && mkdir -p /tmp/kit-leak && "
-                    "cp -r common stages tests tools plots /tmp/kit-leak/ && "
+    cr_assert_eq(sh("rm -rf $T/kit-leak && mkdir -p $T/kit-leak && "
+                    "cp -r common stages tests tools plots $T/kit-leak/ && "
                     "sed -n '/BEGIN SOLUTION task 1.1/,/END SOLUTION/p' common/loops/naive.c | "
                     "grep -v 'SOLUTION\\|stub:' | sed 's/^ *//' "
-                    "> /tmp/kit-leak/common/harness/leak.c"),
+                    "> $T/kit-leak/common/harness/leak.c"),
                  0);
-    cr_assert_neq(sh("/tmp/kit-leak/tools/kit-check.py 01_naive >/tmp/kit-leak.txt 2>&1"), 0,
+    cr_assert_neq(sh("$T/kit-leak/tools/kit-check.py 01_naive >$T/kit-leak.txt 2>&1"), 0,
                   "a copied answer went unnoticed");
-    const char *out = read_file("/tmp/kit-leak.txt");
+    const char *out = read_file(tmp_path("kit-leak.txt"));
     cr_assert(strstr(out, "common/harness/leak.c") && strstr(out, "task 1.1"), "%s", out);
-    sh("rm -rf /tmp/kit-leak");
+    sh("rm -rf $T/kit-leak");
 }
 
 // Each kind of leak the kits once had, put back into a copy of the tree in
@@ -830,21 +869,21 @@ Test(kit, the_check_finds_each_kind_of_leak, .timeout = 300)
          "// Each gradient goes back where its maximum came from:\n"
          "//   dx[where[j]] += dy[j]\n"},
     };
-    cr_assert_eq(sh("rm -rf /tmp/kit-leaks && mkdir -p /tmp/kit-leaks && "
-                    "cp -r common stages tests tools plots datasets /tmp/kit-leaks/"),
+    cr_assert_eq(sh("rm -rf $T/kit-leaks && mkdir -p $T/kit-leaks && "
+                    "cp -r common stages tests tools plots datasets $T/kit-leaks/"),
                  0);
     for (size_t i = 0; i < sizeof leaks / sizeof leaks[0]; i++) {
         char path[256];
-        snprintf(path, sizeof path, "/tmp/kit-leaks/%s", leaks[i].path);
+        snprintf(path, sizeof path, "%s/kit-leaks/%s", tmp_dir(), leaks[i].path);
         FILE *f = fopen(path, "w");
         cr_assert_not_null(f, "%s", path);
         fputs(leaks[i].text, f);
         fclose(f);
     }
-    cr_assert_neq(sh("/tmp/kit-leaks/tools/kit-check.py 06_autograd 07_mlp 08_conv "
-                     ">/tmp/kit-leaks.txt 2>&1"),
+    cr_assert_neq(sh("$T/kit-leaks/tools/kit-check.py 06_autograd 07_mlp 08_conv "
+                     ">$T/kit-leaks.txt 2>&1"),
                   0, "the leaks went unnoticed");
-    const char *out = read_file("/tmp/kit-leaks.txt");
+    const char *out = read_file(tmp_path("kit-leaks.txt"));
     for (size_t i = 0; i < sizeof leaks / sizeof leaks[0]; i++) {
         char task[32];
         snprintf(task, sizeof task, "task %s ", leaks[i].task);
@@ -860,7 +899,7 @@ Test(kit, the_check_finds_each_kind_of_leak, .timeout = 300)
         cr_assert(found, "task %s's leak in %s was not reported:\n%s", leaks[i].task,
                   leaks[i].path, out);
     }
-    sh("rm -rf /tmp/kit-leaks");
+    sh("rm -rf $T/kit-leaks");
 }
 
 // The number readers under the flags: a whole number in range or nothing,

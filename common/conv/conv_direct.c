@@ -132,9 +132,10 @@ conv_direct_fn *conv_direct_kernel(enum isa isa)
     return by_isa[isa];
 }
 
-// The fused kernel and the weights' backward have a scalar and an AVX2
-// version. An AVX-512 CPU runs the AVX2 code (AVX2 is part of it), and on
-// AArch64 the plain loops serve until a NEON version is written and tested.
+// The fused kernel and the weights' backward have a scalar, an AVX2 and a
+// NEON version, no AVX-512 one: an AVX-512 CPU (ISA_AVX512) runs the AVX2
+// code, 8 lanes (AVX2 is part of AVX-512); AArch64 (ISA_NEON) runs the NEON
+// code, 4 lanes; ISA_SCALAR the plain loops.
 static conv_pool_fn *const pool_by_isa[ISA_COUNT] = {
     [ISA_SCALAR] = conv_pool_scalar,
 #if defined(__x86_64__)
@@ -142,7 +143,7 @@ static conv_pool_fn *const pool_by_isa[ISA_COUNT] = {
     [ISA_AVX512] = conv_pool_avx2,
 #endif
 #if defined(__aarch64__)
-    [ISA_NEON] = conv_pool_scalar,
+    [ISA_NEON] = conv_pool_neon,
 #endif
 };
 
@@ -153,7 +154,7 @@ static conv_dw_fn *const dw_by_isa[ISA_COUNT] = {
     [ISA_AVX512] = conv_dw_avx2,
 #endif
 #if defined(__aarch64__)
-    [ISA_NEON] = conv_dw_scalar,
+    [ISA_NEON] = conv_dw_neon,
 #endif
 };
 

@@ -57,7 +57,9 @@ conv_dw_fn *conv_dw_kernel(enum isa isa);
 
 conv_pool_fn conv_pool_scalar;
 conv_pool_fn conv_pool_avx2;
+conv_pool_fn conv_pool_neon;
 conv_dw_fn conv_dw_scalar;
 conv_dw_fn conv_dw_avx2;
+conv_dw_fn conv_dw_neon;
 
 #endif

@@ -1,6 +1,7 @@
-// The max-pooling row (pool_row.h) with NEON: 4 outputs at a time, the
-// rest by the plain loop. vld2q splits 8 floats into the even columns (each
-// window's left element) and the odd ones (its right) as it loads them.
+// The rows of max pooling (pool_row.h) with NEON, 4 windows at a time: the
+// plain one (its last windows by the plain loop) and the one fused with the
+// bias and ReLU. vld2q splits 8 floats into the even columns (each window's
+// left element) and the odd ones (its right) as it loads them.
 // pool_row.h sits outside the guard so the file is never an empty
 // translation unit.
 #include "pool_row.h"
@@ -8,6 +9,7 @@
 #if defined(__aarch64__)
 
 #include <arm_neon.h>
+#include <string.h>
 
 static void take(float32x4_t v, float32x4_t *best, int32x4_t *k, int offset)
 {
@@ -34,6 +36,58 @@ void maxpool_row_neon(const float *top, const float *bottom, int w, int ow, int 
         vst1q_s32(where + q, vaddq_s32(at, k));
     }
     maxpool_row_scalar(top + 2 * q, bottom + 2 * q, w, ow - q, first + 2 * q, y + q, where + q);
+}
+
+
+// The fused row (pool_row.h): 4 windows of the rows t and d at a time, each
+// of the four elements given its bias, then clipped as vec_relu_neon clips
+// (vmaxq_f32 would pass a NaN on). Writes the first n ≤ 4 maxima and codes.
+static void relu_pool4(const float *t, const float *d, float32x4_t bias, int n, float *y,
+                       unsigned char *code)
+{
+    const float32x4_t zero = vdupq_n_f32(0.0f);
+    float32x4x2_t tv = vld2q_f32(t), dv = vld2q_f32(d);
+    float32x4_t v[4] = {tv.val[0], tv.val[1], dv.val[0], dv.val[1]};
+    float32x4_t best = vaddq_f32(v[0], bias);
+    best = vreinterpretq_f32_u32(
+        vandq_u32(vcgtq_f32(best, zero), vreinterpretq_u32_f32(best)));
+    uint32x4_t k = vdupq_n_u32(0);
+    for (int at = 1; at < 4; at++) {
+        float32x4_t r = vaddq_f32(v[at], bias);
+        r = vreinterpretq_f32_u32(vandq_u32(vcgtq_f32(r, zero), vreinterpretq_u32_f32(r)));
+        uint32x4_t win = vcgtq_f32(r, best);
+        best = vbslq_f32(win, r, best);
+        k = vbslq_u32(win, vdupq_n_u32((uint32_t)at), k);
+    }
+    // The codes are the lanes' low bytes, narrowed twice.
+    unsigned char kb[8];
+    vst1_u8(kb, vmovn_u16(vcombine_u16(vmovn_u32(k), vdup_n_u16(0))));
+    memcpy(code, kb, (size_t)n);
+    if (n == 4) {
+        vst1q_f32(y, best);
+        return;
+    }
+    float yb[4];
+    vst1q_f32(yb, best);
+    memcpy(y, yb, sizeof(float) * (size_t)n);
+}
+
+// The last n < 4 windows take the same path, their rows copied into
+// buffers of zeros: conv2's rows are 5 windows wide, and relu_pool_row_avx2
+// found a plain loop over a row's end cost more than the fusion saves.
+void relu_pool_row_neon(const float *top, const float *bottom, int ow, float bias, float *y,
+                        unsigned char *code)
+{
+    const float32x4_t b = vdupq_n_f32(bias);
+    int q = 0;
+    for (; q + 4 <= ow; q += 4)
+        relu_pool4(top + 2 * q, bottom + 2 * q, b, 4, y + q, code + q);
+    if (q < ow) {
+        float t[8] = {0}, d[8] = {0};
+        memcpy(t, top + 2 * q, sizeof(float) * 2 * (size_t)(ow - q));
+        memcpy(d, bottom + 2 * q, sizeof(float) * 2 * (size_t)(ow - q));
+        relu_pool4(t, d, b, ow - q, y + q, code + q);
+    }
 }
 
 #endif

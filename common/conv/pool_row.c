@@ -75,8 +75,9 @@ void relu_pool_row_scalar(const float *top, const float *bottom, int ow, float b
 }
 // end listing
 
-// An AVX-512 CPU runs the AVX2 row (AVX2 is part of it); on AArch64 the
-// plain loop serves until a NEON version is written and tested.
+// The fused row has no AVX-512 version: an AVX-512 CPU (ISA_AVX512) runs
+// the AVX2 row, 8 windows at a time (AVX2 is part of AVX-512); AArch64
+// (ISA_NEON) runs the NEON row, 4 at a time; ISA_SCALAR the plain loop.
 static relu_pool_row_fn *const relu_by_isa[ISA_COUNT] = {
     [ISA_SCALAR] = relu_pool_row_scalar,
 #if defined(__x86_64__)
@@ -84,7 +85,7 @@ static relu_pool_row_fn *const relu_by_isa[ISA_COUNT] = {
     [ISA_AVX512] = relu_pool_row_avx2,
 #endif
 #if defined(__aarch64__)
-    [ISA_NEON] = relu_pool_row_scalar,
+    [ISA_NEON] = relu_pool_row_neon,
 #endif
 };
 

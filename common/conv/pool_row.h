@@ -38,6 +38,7 @@ typedef void relu_pool_row_fn(const float *top, const float *bottom, int ow, flo
 
 relu_pool_row_fn relu_pool_row_scalar;
 relu_pool_row_fn relu_pool_row_avx2;
+relu_pool_row_fn relu_pool_row_neon;
 
 // The kernel of isa, as maxpool_row_kernel.
 relu_pool_row_fn *relu_pool_row_kernel(enum isa isa);

@@ -1,11 +1,13 @@
 // The NEON kernels, cross-built for AArch64 and run under qemu-aarch64 by
-// tools/test-neon.sh (Criterion exists only for the host). Each kernel is
-// checked against the double-precision reference over every m, n, k in
-// 1..24 and a few larger shapes. The last line says how many passed.
+// tools/test-neon.sh (Criterion exists only for the host). Each matrix
+// multiply is checked against the double-precision reference over every
+// m, n, k in 1..24 and a few larger shapes; the other kernels (pooling,
+// convolution, elementwise loops, optimizers) against the scalar ones or
+// the unfused path. The last line says how many passed.
 //
-// To test another kernel, add a row to `kernels` (wrap it in a function
-// with this signature if its own differs) and its sources to SRCS in
-// tools/test-neon.sh.
+// To test another matrix multiply, add a row to `kernels` (wrap it in a
+// function with this signature if its own differs); another kernel, a
+// function to `checks`; and its sources to SRCS in tools/test-neon.sh.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -263,25 +265,172 @@ static int maxpool_row_neon_agrees(void)
     return 1;
 }
 
+// The fused convolution, ReLU and pooling (conv_pool_neon) against the NEON
+// direct kernel from the bias, then the ReLU, then the pooling row: the same
+// sums in the same order, so the same bits and the same codes, at every
+// width around the vector width, both paddings, several channel counts and
+// filter counts on both sides of the kernel's blocks of 16. Returns 1 when
+// they agree.
+static int conv_pool_neon_equals_unfused(void)
+{
+    enum { C = 5, OC = 32, H = 7, W = 21 };
+    static float x[C * H * W], k[OC * C * 9], kt[OC * C * 9], bias[OC], conv[OC * H * W];
+    static float want[OC * H * W], got[OC * H * W];
+    static int where[OC * H * W];
+    static unsigned char code[OC * H * W];
+    const int channels[] = {1, 2, 5}, filters[] = {1, 8, 17, 32};
+    for (int pad = 0; pad <= 1; pad++)
+        for (int ci = 0; ci < 3; ci++)
+            for (int fi = 0; fi < 4; fi++)
+                for (int h = 4 - 2 * pad; h <= H; h++)
+                    for (int w = 4 - 2 * pad; w <= W; w++) {
+                        int c = channels[ci], oc = filters[fi];
+                        int oh = h + 2 * pad - 2, ow = w + 2 * pad - 2, ph = oh / 2, pw = ow / 2;
+                        int xs = c * h * w, ks = oc * c * 9;
+                        mat_fill_random(x, 1, xs, xs, 1300 + w);
+                        mat_fill_random(k, 1, ks, ks, 1400 + h);
+                        mat_fill_random(bias, 1, oc, oc, 1500 + c);
+                        for (int o = 0; o < oc; o++)
+                            for (int j = 0; j < c * 9; j++)
+                                kt[j * oc + o] = k[o * c * 9 + j];
+                        for (int o = 0; o < oc; o++)
+                            for (int j = 0; j < oh * ow; j++)
+                                conv[o * oh * ow + j] = bias[o];
+                        conv_direct_neon(x, c, h, w, k, oc, pad, conv);
+                        for (int j = 0; j < oc * oh * ow; j++)
+                            conv[j] = conv[j] > 0.0f ? conv[j] : 0.0f;
+                        for (int o = 0; o < oc; o++)
+                            for (int r = 0; r < ph; r++) {
+                                const float *top = conv + (o * oh + 2 * r) * ow;
+                                int at = (o * ph + r) * pw;
+                                maxpool_row_neon(top, top + ow, ow, pw, 0, want + at, where + at);
+                            }
+                        conv_pool_neon(x, c, h, w, kt, bias, oc, pad, got, code);
+                        for (int o = 0; o < oc; o++)
+                            for (int r = 0; r < ph; r++)
+                                for (int q = 0; q < pw; q++) {
+                                    int j = (o * ph + r) * pw + q;
+                                    int k_want = where[j] - 2 * q;
+                                    k_want = k_want >= ow ? 2 + k_want - ow : k_want;
+                                    if (memcmp(&want[j], &got[j], sizeof(float)) != 0 ||
+                                        code[j] != k_want) {
+                                        printf("FAIL conv_pool_neon c %d oc %d %d×%d pad %d: "
+                                               "y[%d] = %.9g (code %d), unfused %.9g (code %d)\n",
+                                               c, oc, h, w, pad, j, got[j], code[j], want[j],
+                                               k_want);
+                                        return 0;
+                                    }
+                                }
+                    }
+    if (isa_force(ISA_NEON) != 0 || conv_pool_kernel(isa_active()) != conv_pool_neon) {
+        printf("FAIL conv_pool_neon: the dispatch does not choose the NEON kernel\n");
+        return 0;
+    }
+    printf("pass conv_pool_neon: the same bits as the NEON direct kernel, ReLU and pooling\n");
+    return 1;
+}
+
+// The direct path's dW kernel (conv_dw_neon) against the scalar one: sums of
+// up to oh·ow products in another order, so within a few roundings of the
+// sum of the terms' magnitudes, at every row length around the vector
+// width, both paddings, dy's planes apart (ldy > oh·ow). Returns 1 when it
+// agrees.
+static int conv_dw_neon_agrees(void)
+{
+    enum { C = 3, OC = 3, H = 6, W = 27, LDY = H * W + 5 };
+    static float x[C * H * W], dy[OC * LDY], want[OC * C * 9], got[OC * C * 9],
+        mag[OC * C * 9], ax[C * H * W], ady[OC * LDY];
+    const int channels[] = {1, 3};
+    for (int pad = 0; pad <= 1; pad++)
+        for (int ci = 0; ci < 2; ci++)
+            for (int h = 3 - 2 * pad; h <= H; h++)
+                for (int w = 3 - 2 * pad; w <= W; w++) {
+                    int c = channels[ci], oc = OC, oh = h + 2 * pad - 2, ow = w + 2 * pad - 2;
+                    int xs = c * h * w, ldy = oh * ow + 5, ks = oc * c * 9;
+                    mat_fill_random(x, 1, xs, xs, 1600 + w);
+                    mat_fill_random(dy, 1, oc * ldy, oc * ldy, 1700 + h);
+                    mat_fill_random(want, 1, ks, ks, 1800 + c);
+                    for (int j = 0; j < ks; j++) {
+                        got[j] = want[j];
+                        mag[j] = 0.0f;
+                    }
+                    for (int j = 0; j < xs; j++)
+                        ax[j] = fabsf(x[j]);
+                    for (int j = 0; j < oc * ldy; j++)
+                        ady[j] = fabsf(dy[j]);
+                    conv_dw_scalar(x, c, h, w, dy, ldy, oc, pad, want);
+                    conv_dw_neon(x, c, h, w, dy, ldy, oc, pad, got);
+                    conv_dw_scalar(ax, c, h, w, ady, ldy, oc, pad, mag);  // Σ |terms|
+                    for (int j = 0; j < ks; j++)
+                        if (!(fabsf(got[j] - want[j]) <= 1e-6f * (mag[j] + 1.0f))) {
+                            printf("FAIL conv_dw_neon c %d, %d×%d, pad %d: dw[%d] = %.9g, "
+                                   "scalar %.9g\n", c, h, w, pad, j, got[j], want[j]);
+                            return 0;
+                        }
+                }
+    if (isa_force(ISA_NEON) != 0 || conv_dw_kernel(isa_active()) != conv_dw_neon) {
+        printf("FAIL conv_dw_neon: the dispatch does not choose the NEON kernel\n");
+        return 0;
+    }
+    printf("pass conv_dw_neon: agrees with the scalar kernel\n");
+    return 1;
+}
+
+// The fused ReLU-and-pooling row (relu_pool_row_neon) against the scalar
+// one, bit for bit, at every width from 1 to 40 (the buffered last windows
+// among them), on values with many ties (a grid of quarters) and many below
+// zero, and nothing written past the row. Returns 1 when they agree.
+static int relu_pool_row_neon_agrees(void)
+{
+    for (int ow = 1; ow <= 40; ow++) {
+        int w = 2 * ow + ow % 2;
+        float x[2 * 81], want[41], got[41];
+        unsigned char k_want[41], k_got[41];
+        mat_fill_random(x, 1, 2 * w, 2 * w, 1900 + ow);
+        for (int j = 0; j < 2 * w; j++)
+            x[j] = floorf(x[j] * 4.0f) / 4.0f;
+        got[ow] = -1.0f;  // past the row: never written
+        k_got[ow] = 9;
+        relu_pool_row_scalar(x, x + w, ow, 0.25f, want, k_want);
+        relu_pool_row_neon(x, x + w, ow, 0.25f, got, k_got);
+        if (got[ow] != -1.0f || k_got[ow] != 9) {
+            printf("FAIL relu_pool_row_neon ow %d wrote past the row\n", ow);
+            return 0;
+        }
+        for (int q = 0; q < ow; q++)
+            if (memcmp(&got[q], &want[q], sizeof(float)) != 0 || k_got[q] != k_want[q]) {
+                printf("FAIL relu_pool_row_neon ow %d: y[%d] = %g (code %d), scalar %g "
+                       "(code %d)\n", ow, q, got[q], k_got[q], want[q], k_want[q]);
+                return 0;
+            }
+    }
+    if (isa_force(ISA_NEON) != 0 || relu_pool_row_kernel(isa_active()) != relu_pool_row_neon) {
+        printf("FAIL relu_pool_row_neon: the dispatch does not choose the NEON kernel\n");
+        return 0;
+    }
+    printf("pass relu_pool_row_neon: the same bits as the scalar loop\n");
+    return 1;
+}
+
+// The checks that are not GEMMs, each 1 when it passes.
+static int (*const checks[])(void) = {
+    maxpool_row_neon_agrees,
+    conv_direct_neon_agrees,
+    conv_pool_neon_equals_unfused,
+    conv_dw_neon_agrees,
+    relu_pool_row_neon_agrees,
+    vec_neon_same_bits,
+    optim_neon_same_bits,
+};
+
 int main(void)
 {
     int passed = 0, failed = 0;
-    if (maxpool_row_neon_agrees())
-        passed++;
-    else
-        failed++;
-    if (conv_direct_neon_agrees())
-        passed++;
-    else
-        failed++;
-    if (vec_neon_same_bits())
-        passed++;
-    else
-        failed++;
-    if (optim_neon_same_bits())
-        passed++;
-    else
-        failed++;
+    for (size_t c = 0; c < sizeof checks / sizeof checks[0]; c++)
+        if (checks[c]())
+            passed++;
+        else
+            failed++;
     for (size_t t = 0; t < sizeof kernels / sizeof kernels[0]; t++) {
         // One check per kernel counts: all its shapes pass, or it fails.
         double worst = 0.0;
