@@ -144,8 +144,8 @@ enum { CHUNK = 256 };
 // missing columns are 0. Without padding every tap of every output lies
 // inside its image: element (p, j) is at the column's offset plus the
 // tap's, a gather with no test.
-static void pack_cols(const struct conv_geom *g, const float *x, long xs, long span, long j0,
-                      int nj, long k0, int kc, int nr, float *b)
+static void pack_cols(const struct conv_geom *g, const float *x, long xs, long span, long k0,
+                      int kc, long j0, int nj, int nr, float *b)
 {
     struct column cols[MAX_NR];
     cols[0] = column_of(g, xs, j0);
@@ -178,10 +178,10 @@ static void pack_cols(const struct conv_geom *g, const float *x, long xs, long s
 }
 // end listing
 
-// One micro-panel of B for dW, a block of COLᵀ: columns j0 … j0+kc−1 of COL
-// as its rows, rows k0 … k0+nk−1 (nk ≤ nr) as its columns,
-// b[p·nr + j] = COL[k0 + j][j0 + p].
-static void pack_taps(const struct conv_geom *g, const float *x, long xs, long span, long j0,
+// One micro-panel of B for dW, a block of COLᵀ: rows i0 … i0+kc−1 of COLᵀ
+// (columns of COL, output positions), columns k0 … k0+nk−1 (nk ≤ nr; taps),
+// b[p·nr + j] = COL[k0 + j][i0 + p].
+static void pack_taps(const struct conv_geom *g, const float *x, long xs, long span, long i0,
                       int kc, long k0, int nk, int nr, float *b)
 {
     struct tap taps[MAX_NR];
@@ -190,7 +190,7 @@ static void pack_taps(const struct conv_geom *g, const float *x, long xs, long s
         taps[j] = taps[j - 1];
         next_tap(g, &taps[j]);
     }
-    struct column c = column_of(g, xs, j0);
+    struct column c = column_of(g, xs, i0);
     if (g->pad != 0 || taps[nk - 1].off - taps[0].off > INT_MAX) {
         for (int p = 0; p < kc; p++, b += nr, next_column(g, xs, &c)) {
             for (int j = 0; j < nk; j++)
@@ -212,58 +212,55 @@ static void pack_taps(const struct conv_geom *g, const float *x, long xs, long s
     }
 }
 
-// listing: implicit_forward
-int conv_implicit_forward(const struct conv_geom *g, const float *x, long xs, int m,
-                          const float *w, int oc, float *out)
+// Packs rows k0 … k0+kc−1, columns j0 … j0+nj−1 of op(B) as one
+// micro-panel: pack_cols (op(B) = COL) or pack_taps (COLᵀ).
+typedef void pack_fn(const struct conv_geom *g, const float *x, long xs, long span, long k0,
+                     int kc, long j0, int nj, int nr, float *b);
+
+// listing: implicit_gemm
+// C (rows × n) = A (rows × k, its rows lda apart) · op(B) (k × n) + beta·C,
+// with op(B)'s micro-panels packed from the run's m images by pack: the
+// packed GEMM's loops (chapter 4) with all of A's rows (a few dozen
+// filters) in one packed block, and one micro-panel of B at a time, packed
+// just before the micro-kernel uses it, while it is in L1.
+static int implicit_gemm(const struct conv_geom *g, const float *x, long xs, int m, pack_fn *pack,
+                         int rows, long k, long n, const float *A, long lda, float beta, float *C,
+                         long ldc)
 {
     const struct gemm_kernel *kernel = gemm_current_kernel();
     struct gemm_blocking bl = kernel->blocking;
-    long K = (long)g->c * g->kh * g->kw, n = (long)m * g->oh * g->ow;
-    int kc = (int)min_long(bl.kc, K), mr = bl.mr, nr = bl.nr;
-    // All of w's rows in one packed block (oc is a few dozen), one
-    // micro-panel of B at a time.
-    float *a = gemm_buffer(GEMM_BUFFER_A, (long)(oc + mr - 1) / mr * mr * kc);
+    int kc = (int)min_long(bl.kc, k), mr = bl.mr, nr = bl.nr;
+    float *a = gemm_buffer(GEMM_BUFFER_A, (long)(rows + mr - 1) / mr * mr * kc);
     float *b = gemm_buffer(GEMM_BUFFER_B, (long)nr * kc);
     if (!a || !b || nr > MAX_NR)
         return -1;
-    for (long pc = 0; pc < K; pc += kc) {
-        int k_now = (int)min_long(kc, K - pc);
-        float beta = pc == 0 ? 0.0f : 1.0f;  // later passes over k add
-        pack_a_panel(GEMM_NOTRANS, oc, k_now, w + pc, (int)K, mr, a);
+    for (long pc = 0; pc < k; pc += kc) {
+        int k_now = (int)min_long(kc, k - pc);
+        float beta_now = pc == 0 ? beta : 1.0f;  // later passes over k add
+        pack_a_panel(GEMM_NOTRANS, rows, k_now, A + pc, (int)lda, mr, a);
         for (long jr = 0; jr < n; jr += nr) {
             int n_now = (int)min_long(nr, n - jr);
-            pack_cols(g, x, xs, m * xs, jr, n_now, pc, k_now, nr, b);
-            for (int ir = 0; ir < oc; ir += mr)
-                kernel->run((int)min_long(mr, oc - ir), n_now, k_now, a + (long)ir * k_now, b,
-                            out + ir * n + jr, (int)n, 1.0f, beta);
+            pack(g, x, xs, m * xs, pc, k_now, jr, n_now, nr, b);
+            for (int ir = 0; ir < rows; ir += mr)
+                kernel->run((int)min_long(mr, rows - ir), n_now, k_now, a + (long)ir * k_now, b,
+                            C + ir * ldc + jr, (int)ldc, 1.0f, beta_now);
         }
     }
     return 0;
 }
 // end listing
 
+int conv_implicit_forward(const struct conv_geom *g, const float *x, long xs, int m,
+                          const float *w, int oc, float *out)
+{
+    long K = (long)g->c * g->kh * g->kw, n = (long)m * g->oh * g->ow;
+    return implicit_gemm(g, x, xs, m, pack_cols, oc, K, n, w, K, 0.0f, out, n);
+}
+
 int conv_implicit_dw(const struct conv_geom *g, const float *x, long xs, int m, const float *dy,
                      int oc, float *dw)
 {
-    const struct gemm_kernel *kernel = gemm_current_kernel();
-    struct gemm_blocking bl = kernel->blocking;
+    // The GEMM's k runs over the run's output positions.
     long K = (long)g->c * g->kh * g->kw, n = (long)m * g->oh * g->ow;
-    int kc = (int)min_long(bl.kc, n), mr = bl.mr, nr = bl.nr;
-    float *a = gemm_buffer(GEMM_BUFFER_A, (long)(oc + mr - 1) / mr * mr * kc);
-    float *b = gemm_buffer(GEMM_BUFFER_B, (long)nr * kc);
-    if (!a || !b || nr > MAX_NR)
-        return -1;
-    // The GEMM's k runs over the run's output positions, kc at a time.
-    for (long pc = 0; pc < n; pc += kc) {
-        int k_now = (int)min_long(kc, n - pc);
-        pack_a_panel(GEMM_NOTRANS, oc, k_now, dy + pc, (int)n, mr, a);
-        for (long jr = 0; jr < K; jr += nr) {
-            int n_now = (int)min_long(nr, K - jr);
-            pack_taps(g, x, xs, m * xs, pc, k_now, jr, n_now, nr, b);
-            for (int ir = 0; ir < oc; ir += mr)
-                kernel->run((int)min_long(mr, oc - ir), n_now, k_now, a + (long)ir * k_now, b,
-                            dw + ir * K + jr, (int)K, 1.0f, 1.0f);
-        }
-    }
-    return 0;
+    return implicit_gemm(g, x, xs, m, pack_taps, oc, n, K, dy, n, 1.0f, dw, K);
 }
