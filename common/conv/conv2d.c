@@ -4,8 +4,7 @@
 // all four goes through the GEMMs of the im2col path, but for the direct
 // path's dW, which its own kernel makes (conv_direct.h), and the implicit
 // path's dW, which packs COLᵀ from x as its forward packs COL. Optionally
-// fused with ReLU,
-// or with ReLU and 2×2 max pooling (op_conv2d_relu_maxpool2).
+// fused with ReLU, or with ReLU and 2×2 max pooling (op_conv2d_relu_maxpool2).
 //
 // Threads. Images are independent. The batch is cut into GROUPS fixed runs
 // of images (fixed by n, never by the thread count), and each run goes to
