@@ -914,6 +914,77 @@ Test(conv, relu_pool_row_avx2_agrees_with_scalar) { relu_pool_row_against_scalar
 Test(conv, relu_pool_row_avx512_agrees_with_scalar) { relu_pool_row_against_scalar(ISA_AVX512); }
 Test(conv, relu_pool_row_neon_agrees_with_scalar) { relu_pool_row_against_scalar(ISA_NEON); }
 
+// The fused row's backward of each ISA against the scalar one, bit for bit,
+// at every width of a row from 1 to 83 (odd ones leave a column no window
+// covers): gradients with −0s among them, maxima of zero (no gradient) and
+// above, codes 0 to 3. Both rows are written in full and nothing past them.
+static void relu_pool_row_backward_against_scalar(enum isa isa)
+{
+    if (!isa_supported(isa))
+        cr_skip_test("this CPU (%s) cannot run %s code", cpu_model(), isa_name(isa));
+    relu_pool_row_backward_fn *row = relu_pool_row_backward_kernel(isa);
+    enum { MOST = 83, PAST = 9 };
+    for (int ow = 1; ow <= MOST; ow++) {
+        int pw = ow / 2;
+        float *g = filled(pw + 1, 2000 + ow), *y = filled(pw + 1, 2100 + ow);
+        unsigned char code[MOST / 2 + 1];
+        for (int q = 0; q < pw; q++) {
+            code[q] = (unsigned char)((q * 7 + ow) % 4);
+            y[q] = q % 3 == 0 ? 0.0f : fabsf(y[q]);
+            if (q % 5 == 1)
+                g[q] = -0.0f;
+        }
+        float want[2][MOST + PAST], got[2][MOST + PAST];
+        for (int r = 0; r < 2; r++)
+            for (int j = 0; j < MOST + PAST; j++)
+                want[r][j] = got[r][j] = -1.0f;  // a gradient is never −1 here
+        relu_pool_row_backward_scalar(g, y, code, pw, ow, want[0], want[1]);
+        row(g, y, code, pw, ow, got[0], got[1]);
+        for (int r = 0; r < 2; r++) {
+            for (int j = ow; j < MOST + PAST; j++)
+                cr_assert(got[r][j] == -1.0f && want[r][j] == -1.0f,
+                          "relu_pool_row_backward_%s ow %d wrote past row %d", isa_name(isa),
+                          ow, r);
+            for (int j = 0; j < ow; j++)
+                cr_assert(memcmp(&got[r][j], &want[r][j], sizeof(float)) == 0,
+                          "relu_pool_row_backward_%s ow %d: row %d [%d] = %g, scalar %g",
+                          isa_name(isa), ow, r, j, got[r][j], want[r][j]);
+        }
+        free(g);
+        free(y);
+    }
+}
+
+Test(conv, relu_pool_row_backward_scalar_keeps_the_bits)
+{
+    // −0 becomes +0; a maximum of zero sends nothing; the odd column is zero.
+    const float g[2] = {-0.0f, 2.5f}, y[2] = {1.0f, 0.0f};
+    const unsigned char code[2] = {3, 0};
+    float top[5], bottom[5];
+    relu_pool_row_backward_scalar(g, y, code, 2, 5, top, bottom);
+    const float want_top[5] = {0, 0, 0, 0, 0}, want_bottom[5] = {0, 0.0f, 0, 0, 0};
+    cr_assert(memcmp(top, want_top, sizeof top) == 0, "top row");
+    cr_assert(memcmp(bottom, want_bottom, sizeof bottom) == 0 && !signbit(bottom[1]),
+              "bottom row: the −0 gradient lands as +0");
+    const float y2[2] = {1.0f, 3.0f};
+    relu_pool_row_backward_scalar(g, y2, code, 2, 4, top, bottom);
+    cr_assert(top[2] == 2.5f && top[3] == 0.0f && bottom[2] == 0.0f && bottom[3] == 0.0f,
+              "window 1's code 0 names its top left");
+}
+
+Test(conv, relu_pool_row_backward_avx2_agrees_with_scalar)
+{
+    relu_pool_row_backward_against_scalar(ISA_AVX2);
+}
+Test(conv, relu_pool_row_backward_avx512_agrees_with_scalar)
+{
+    relu_pool_row_backward_against_scalar(ISA_AVX512);
+}
+Test(conv, relu_pool_row_backward_neon_agrees_with_scalar)
+{
+    relu_pool_row_backward_against_scalar(ISA_NEON);
+}
+
 // Every direct kernel this CPU runs against the scalar one, at every row
 // length around the vector widths (the masks and the scalar ends), both
 // paddings, a few channel counts. The vector kernels fuse multiply and add,

@@ -380,6 +380,7 @@ struct conv_back {
     const unsigned char *code;  // the pooling's codes; y and dy are pooled; or NULL
     conv_dw_fn *dw_kernel;      // the direct path's dW, or NULL: dW by GEMM
     int implicit;               // 1: dW by the implicit GEMM (conv_implicit_dw)
+    relu_pool_row_backward_fn *unpool;  // the pooling's backward, a row of windows
     const struct gemm_backend *be;
     const struct vec_kernels *vec;
     const float *x, *w, *dy;
@@ -415,7 +416,9 @@ static float row_sum(const float *v, long n)
 // with the pooling
 // fused too, each pooled gradient goes to the element its code names, when
 // the maximum was above zero, and the other three get nothing (the pooling's
-// backward, then the ReLU's). Each row's sum goes into db.
+// backward, then the ReLU's): a row kernel writes both rows of a row of
+// windows at once, and a last odd row gets nothing. Each row's sum goes
+// into db.
 static void gather_dy(const struct conv_back *b, int i, float *dy, long ld, float *db)
 {
     const struct conv_dims *d = &b->d;
@@ -424,17 +427,12 @@ static void gather_dy(const struct conv_back *b, int i, float *dy, long ld, floa
     for (int o = 0; o < d->oc; o++) {
         float *row = dy + o * ld;
         if (b->code) {
-            const float *g = dyi + o * ys, *yo = b->y + ((long)i * d->oc + o) * ys;
-            const unsigned char *k = b->code + ((long)i * d->oc + o) * ys;
-            memset(row, 0, sizeof(float) * (size_t)d->P);
+            long at = ((long)i * d->oc + o) * ys, two = 2L * d->ow;
             for (int r = 0; r < d->ph; r++)
-                for (int q = 0; q < d->pw; q++) {
-                    long j = (long)r * d->pw + q;
-                    // 0.0f + g: what the unfused ops' sums into zeroed
-                    // gradients give (a −0 becomes +0).
-                    if (yo[j] > 0.0f)
-                        row[(2L * r + k[j] / 2) * d->ow + 2 * q + k[j] % 2] = 0.0f + g[j];
-                }
+                b->unpool(dyi + o * ys + (long)r * d->pw, b->y + at + (long)r * d->pw,
+                          b->code + at + (long)r * d->pw, d->pw, d->ow, row + r * two,
+                          row + r * two + d->ow);
+            memset(row + d->ph * two, 0, sizeof(float) * (size_t)(d->P - d->ph * two));
         } else if (b->mask) {
             const uint8_t *mi = b->mask + ((long)i * d->oc + o) * mask_row(d->P);
             b->vec->relu_mask_backward(d->P, row, mi, dyi + o * d->P);
@@ -545,6 +543,7 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
                                            ? conv_dw_kernel(cfg->isa)
                                            : NULL,
                           .implicit = path == CONV_IMPLICIT,
+                          .unpool = relu_pool_row_backward_kernel(cfg->isa),
                           .be = cfg->gemm,
                           .vec = vec_kernels(cfg->isa),
                           .x = x->data,

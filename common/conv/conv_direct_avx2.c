@@ -219,31 +219,61 @@ static float lanes_sum(__m256 v)
 // at the end. Two output rows at a time share their input rows: four input
 // rows, three shifted vectors each, feed the 18 FMAs of the two rows, 14
 // loads where one row at a time needs 10 for 9. Inside the row (always, but
-// at its end), the loads are plain ones: a masked load is slower.
-static inline void dw_rows(const float *xc, int h, int w, const float *g0, const float *g1,
-                           int r, int pad, int q0, __m256i m[3], __m256i all, int full,
-                           __m256 acc[9])
+// at its end), the loads are plain ones: a masked load is slower, and the
+// row's last columns are a full chunk that overlaps the one before it.
+//
+// The nine sums, two vectors of dy and one of x take 12 of AVX2's 16
+// registers, and they stay there only if the compiler sees nine separate
+// values: so the accumulators are a local array of one column chunk, filled
+// from the running sums before its rows and stored back after them, with
+// every loop that indexes it unrolled. Passed down through the loops by
+// pointer instead, they lived on the stack: each FMA read its accumulator
+// from memory and wrote it back. always_inline makes two copies, one for
+// each value of full: the full one tests nothing and holds no masks (with
+// them, the sixteen registers did not suffice).
+static inline __attribute__((always_inline)) void dw_chunk(const float *xc, int h, int w,
+                                                          const float *g, int oh, int ow,
+                                                          int pad, int q0, int skip, int full,
+                                                          __m256 sums[9])
 {
-    __m256 d0 = full ? _mm256_loadu_ps(g0) : _mm256_maskload_ps(g0, all);
-    __m256 d1 = _mm256_setzero_ps();
-    if (g1)
-        d1 = full ? _mm256_loadu_ps(g1) : _mm256_maskload_ps(g1, all);
-    // Unrolled, so that the nine accumulators live in registers.
+    int lanes = ow - q0 < L ? ow - q0 : L;
+    __m256i all = first(lanes), m0 = inside(q0, lanes, 0, pad, w),
+            m1 = inside(q0, lanes, 1, pad, w), m2 = inside(q0, lanes, 2, pad, w);
+    // A full chunk's first `skip` columns were done by the chunk before it:
+    // their dy counts as zero.
+    __m256 keep = _mm256_castsi256_ps(_mm256_cmpgt_epi32(
+        _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(skip - 1)));
+    __m256 acc[9];
+#pragma GCC unroll 9
+    for (int t = 0; t < 9; t++)
+        acc[t] = sums[t];
+    for (int r = 0; r < oh; r += 2) {
+        const float *g0 = g + (long)r * ow + q0, *g1 = g0 + ow;
+        int two = r + 1 < oh;  // a second row below this one
+        __m256 d0 = full ? _mm256_and_ps(keep, _mm256_loadu_ps(g0)) : _mm256_maskload_ps(g0, all);
+        __m256 d1 = _mm256_setzero_ps();
+        if (two)
+            d1 = full ? _mm256_and_ps(keep, _mm256_loadu_ps(g1)) : _mm256_maskload_ps(g1, all);
 #pragma GCC unroll 4
-    for (int u = 0; u < 4; u++) {
-        int iy = r + u - pad;
-        if (iy < 0 || iy >= h || (u == 3 && !g1))
-            continue;
-        const float *xr = xc + (long)iy * w + q0 - pad;
+        for (int u = 0; u < 4; u++) {
+            int iy = r + u - pad;
+            if (iy < 0 || iy >= h || (u == 3 && !two))
+                continue;
+            const float *xr = xc + (long)iy * w + q0 - pad;
 #pragma GCC unroll 3
-        for (int v = 0; v < 3; v++) {
-            __m256 xv = full ? _mm256_loadu_ps(xr + v) : _mm256_maskload_ps(xr + v, m[v]);
-            if (u < 3)  // row r, tap (u, v)
-                acc[u * 3 + v] = _mm256_fmadd_ps(d0, xv, acc[u * 3 + v]);
-            if (u > 0 && g1)  // row r + 1, tap (u − 1, v)
-                acc[(u - 1) * 3 + v] = _mm256_fmadd_ps(d1, xv, acc[(u - 1) * 3 + v]);
+            for (int v = 0; v < 3; v++) {
+                __m256i m = v == 0 ? m0 : v == 1 ? m1 : m2;
+                __m256 xv = full ? _mm256_loadu_ps(xr + v) : _mm256_maskload_ps(xr + v, m);
+                if (u < 3)  // row r, tap (u, v)
+                    acc[u * 3 + v] = _mm256_fmadd_ps(d0, xv, acc[u * 3 + v]);
+                if (u > 0 && two)  // row r + 1, tap (u − 1, v)
+                    acc[(u - 1) * 3 + v] = _mm256_fmadd_ps(d1, xv, acc[(u - 1) * 3 + v]);
+            }
         }
     }
+#pragma GCC unroll 9
+    for (int t = 0; t < 9; t++)
+        sums[t] = acc[t];
 }
 
 void conv_dw_avx2(const float *x, int c, int h, int w, const float *dy, long ldy, int oc,
@@ -252,30 +282,24 @@ void conv_dw_avx2(const float *x, int c, int h, int w, const float *dy, long ldy
     int oh = h + 2 * pad - 2, ow = w + 2 * pad - 2;
     for (int o = 0; o < oc; o++)
         for (int ch = 0; ch < c; ch++) {
-            const float *xc = x + (long)ch * h * w;
-            __m256 acc[9];
-#pragma GCC unroll 9
+            const float *xc = x + (long)ch * h * w, *g = dy + o * ldy;
+            __m256 sums[9];
             for (int t = 0; t < 9; t++)
-                acc[t] = _mm256_setzero_ps();
+                sums[t] = _mm256_setzero_ps();
             for (int q0 = 0; q0 < ow; q0 += L) {
-                int lanes = ow - q0 < L ? ow - q0 : L;
-                // Every tap of the chunk reads columns q0 − pad .. q0 − pad + 9.
-                int full = lanes == L && q0 - pad >= 0 && q0 - pad + L + 2 <= w;
-                __m256i all = first(lanes), m[3];
-                for (int v = 0; v < 3; v++)
-                    m[v] = inside(q0, lanes, v, pad, w);
-                const float *g = dy + o * ldy + q0;
-                for (int r = 0; r < oh; r += 2) {
-                    const float *g1 = r + 1 < oh ? g + (long)(r + 1) * ow : NULL;
-                    if (full)
-                        dw_rows(xc, h, w, g + (long)r * ow, g1, r, pad, q0, m, all, 1, acc);
-                    else
-                        dw_rows(xc, h, w, g + (long)r * ow, g1, r, pad, q0, m, all, 0, acc);
-                }
+                // The last chunk of a row of 8 columns or more moves left to
+                // end where the row ends, and skips the columns it shares
+                // with the chunk before. Every tap of a chunk at column at
+                // reads columns at − pad .. at − pad + 9.
+                int at = ow >= L && q0 + L > ow ? ow - L : q0;
+                if (at - pad >= 0 && at - pad + L + 2 <= w)
+                    dw_chunk(xc, h, w, g, oh, ow, pad, at, q0 - at, 1, sums);
+                else
+                    dw_chunk(xc, h, w, g, oh, ow, pad, q0, 0, 0, sums);
             }
             float *d = dw + ((long)o * c + ch) * 9;
             for (int t = 0; t < 9; t++)
-                d[t] += lanes_sum(acc[t]);
+                d[t] += lanes_sum(sums[t]);
         }
 }
 // end listing

@@ -96,3 +96,62 @@ void relu_pool_row_avx2(const float *top, const float *bottom, int ow, float bia
         }
     }
 }
+
+// Two vectors of 8 windows' elements, a (the left ones) and b (the right),
+// interleaved into 16 floats of a row: unpack pairs them within each 128-bit
+// half, permute2f128 puts the halves in order.
+static void interleave(__m256 a, __m256 b, __m256 *low, __m256 *high)
+{
+    __m256 lo = _mm256_unpacklo_ps(a, b), hi = _mm256_unpackhi_ps(a, b);
+    *low = _mm256_permute2f128_ps(lo, hi, 0x20);
+    *high = _mm256_permute2f128_ps(lo, hi, 0x31);
+}
+
+// listing: relu_pool_row_backward_avx2
+// The fused row's backward (pool_row.h), 8 windows at a time: each window's
+// masked gradient v = (y > 0 ? 0.0f + g : +0), then for each of the four
+// places one vector, v where the code names it and +0 elsewhere (an and with
+// a mask: +0 is all bits zero), interleaved into the two rows. Both rows are
+// written in full, with no memset before.
+static inline void unpool8(const float *g, const float *y, const unsigned char *code,
+                           float *top, float *bottom)
+{
+    const __m256 zero = _mm256_setzero_ps();
+    long long bytes;
+    memcpy(&bytes, code, 8);
+    __m256i k = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(bytes));
+    __m256 gv = _mm256_loadu_ps(g), yv = _mm256_loadu_ps(y);
+    __m256 v = _mm256_and_ps(_mm256_cmp_ps(yv, zero, _CMP_GT_OQ), _mm256_add_ps(zero, gv));
+    __m256 at[4];
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; c++)
+        at[c] = _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_cmpeq_epi32(k, _mm256_set1_epi32(c))));
+    __m256 t0, t1, b0, b1;
+    interleave(at[0], at[1], &t0, &t1);
+    interleave(at[2], at[3], &b0, &b1);
+    _mm256_storeu_ps(top, t0);
+    _mm256_storeu_ps(top + 8, t1);
+    _mm256_storeu_ps(bottom, b0);
+    _mm256_storeu_ps(bottom + 8, b1);
+}
+
+// A row ends with a full chunk that overlaps the one before it, the last 8
+// windows: their elements are written twice with the same values. That is
+// cheaper than masked stores, which on Zen 3 cost many times a plain one
+// (conv1's rows are 13 windows). A row shorter than 8 (conv2's are 5) goes
+// to the plain loop, which measured faster than masked loads and stores.
+void relu_pool_row_backward_avx2(const float *g, const float *y, const unsigned char *code,
+                                 int pw, int ow, float *top, float *bottom)
+{
+    if (pw < 8) {
+        relu_pool_row_backward_scalar(g, y, code, pw, ow, top, bottom);
+        return;
+    }
+    for (int q = 0; q < pw; q += 8) {
+        int s = q + 8 <= pw ? q : pw - 8;
+        unpool8(g + s, y + s, code + s, top + 2 * s, bottom + 2 * s);
+    }
+    for (int j = 2 * pw; j < ow; j++)
+        top[j] = bottom[j] = 0.0f;
+}
+// end listing

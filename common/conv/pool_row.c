@@ -93,3 +93,40 @@ relu_pool_row_fn *relu_pool_row_kernel(enum isa isa)
 {
     return relu_by_isa[isa];
 }
+
+// listing: relu_pool_row_backward
+// Each window's gradient, masked by its maximum's ReLU, goes to the one of
+// its four elements its code names; the odd column at the end of a row, if
+// any, gets nothing.
+void relu_pool_row_backward_scalar(const float *g, const float *y, const unsigned char *code,
+                                   int pw, int ow, float *top, float *bottom)
+{
+    for (int q = 0; q < pw; q++) {
+        float v = y[q] > 0.0f ? 0.0f + g[q] : 0.0f;
+        int k = code[q];
+        top[2 * q] = k == 0 ? v : 0.0f;
+        top[2 * q + 1] = k == 1 ? v : 0.0f;
+        bottom[2 * q] = k == 2 ? v : 0.0f;
+        bottom[2 * q + 1] = k == 3 ? v : 0.0f;
+    }
+    for (int j = 2 * pw; j < ow; j++)
+        top[j] = bottom[j] = 0.0f;
+}
+// end listing
+
+// An AVX-512 CPU runs the AVX2 row, as above.
+static relu_pool_row_backward_fn *const back_by_isa[ISA_COUNT] = {
+    [ISA_SCALAR] = relu_pool_row_backward_scalar,
+#if defined(__x86_64__)
+    [ISA_AVX2] = relu_pool_row_backward_avx2,
+    [ISA_AVX512] = relu_pool_row_backward_avx2,
+#endif
+#if defined(__aarch64__)
+    [ISA_NEON] = relu_pool_row_backward_neon,
+#endif
+};
+
+relu_pool_row_backward_fn *relu_pool_row_backward_kernel(enum isa isa)
+{
+    return back_by_isa[isa];
+}

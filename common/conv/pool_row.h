@@ -43,4 +43,22 @@ relu_pool_row_fn relu_pool_row_neon;
 // The kernel of isa, as maxpool_row_kernel.
 relu_pool_row_fn *relu_pool_row_kernel(enum isa isa);
 
+// The backward of that row: the pooling's, then the ReLU's. From pw pooled
+// gradients g, the pooled outputs y and their codes, both rows of the
+// convolution's gradient that the windows cover, top and bottom, ow floats
+// each (ow is 2·pw or 2·pw + 1; the odd column belongs to no window):
+//   the element code[q] names in window q gets 0.0f + g[q] when y[q] > 0,
+//   every other element of the two rows gets 0.
+// 0.0f + g is what the unfused ops' sums into zeroed gradients give: a −0
+// becomes +0. Every path gives the same bits, and writes nothing else.
+typedef void relu_pool_row_backward_fn(const float *g, const float *y, const unsigned char *code,
+                                       int pw, int ow, float *top, float *bottom);
+
+relu_pool_row_backward_fn relu_pool_row_backward_scalar;
+relu_pool_row_backward_fn relu_pool_row_backward_avx2;
+relu_pool_row_backward_fn relu_pool_row_backward_neon;
+
+// The kernel of isa, as maxpool_row_kernel.
+relu_pool_row_backward_fn *relu_pool_row_backward_kernel(enum isa isa);
+
 #endif

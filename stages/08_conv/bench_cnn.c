@@ -7,16 +7,19 @@
 //   - training steps of the whole network, reported as seconds per epoch of
 //     60,000 images, and inference (a forward without the tape) in images/s;
 //   - the training step with the arena and with planned memory in the same
-//     minutes: its live and reserved bytes, its time.
+//     minutes: its live and reserved bytes, its time;
+//   - conv1's fused block against the memory: the time to move the bytes it
+//     must read and write at the machine's measured copy bandwidth.
 // Each convolution path is checked against a double-precision reference
 // (output, dW, dbias, dx) before it is timed.
 //   bench_cnn [--threads N] [--conv im2col,implicit,direct,auto] [--reps R]
 //             [--steps N] [--batch N] [--data NAME] [--csv FILE]
 //             [--layers FILE] [--fusion FILE] [--memory arena,planned]
-//             [--memory-csv FILE] [--lifetimes FILE] [--quick]
+//             [--memory-csv FILE] [--lifetimes FILE] [--bandwidth FILE] [--quick]
 // Writes build/results/stage-08.csv (speed), stage-08-layers.csv,
 // stage-08-fusion.csv (what fusing the ReLU into the convolution saves),
-// stage-08-memory.csv and stage-08-lifetimes.csv (one planned step).
+// stage-08-memory.csv, stage-08-lifetimes.csv (one planned step) and
+// stage-08-bandwidth.csv (conv1's fused block against its bytes).
 #include <errno.h>
 #include <math.h>
 #include <omp.h>
@@ -73,7 +76,7 @@ struct options {
     int reps, steps, batch, quick;
     const char *data, *csv, *layers, *fusion;
     struct flag_list memory;  // the memory study's modes (enum memory_mode)
-    const char *memory_csv, *lifetimes;
+    const char *memory_csv, *lifetimes, *bandwidth;
 };
 
 static int wanted(const struct options *o, enum conv_path p)
@@ -307,6 +310,146 @@ out:
     return status;
 }
 
+// --- conv1's fused block against the memory ------------------------------------
+
+// STREAM's copy, the machine's bandwidth as our kernels see it: 64 MB copied
+// into another 64 MB, both far larger than the L3, the threads taking
+// contiguous blocks of it. The copy goes in pieces of 256 KB: the C library's
+// memcpy copies a piece that small with ordinary stores, as our kernels
+// store, where one call for the whole would switch to stores that bypass
+// the cache. Bytes read plus bytes written per second (STREAM's count), the
+// median of reps after a warm-up.
+enum { COPY_FLOATS = 16 << 20, COPY_PIECE = 64 << 10 };
+
+static double copy_gb_s(float *dst, const float *src, int reps)
+{
+    double *t = calloc((size_t)reps, sizeof *t);
+    if (!t)
+        return 0;
+    for (int rep = -1; rep < reps; rep++) {
+        double t0 = timer_now();
+#pragma omp parallel for schedule(static)
+        for (long p = 0; p < COPY_FLOATS / COPY_PIECE; p++)
+            memcpy(dst + p * COPY_PIECE, src + p * COPY_PIECE, sizeof(float) * COPY_PIECE);
+        if (rep >= 0)
+            t[rep] = timer_now() - t0;
+    }
+    double secs = bench_median(t, reps);
+    free(t);
+    return 2.0 * sizeof(float) * COPY_FLOATS / secs / 1e9;
+}
+
+// The op's bytes alone, with no arithmetic: image by image, split among the
+// threads as the op splits them, read `in` bytes of src (copied in pieces
+// into the thread's IO_PIECE bytes of seen, which stay in L1) and write `out`
+// bytes of dst. The median of reps.
+enum { IO_PIECE = 16 << 10 };
+
+static double io_seconds(const unsigned char *src, long in, unsigned char *dst, long out,
+                         unsigned char *seen, int n, int reps)
+{
+    double *t = calloc((size_t)reps, sizeof *t);
+    if (!t)
+        return 0;
+    for (int rep = -1; rep < reps; rep++) {
+        double t0 = timer_now();
+#pragma omp parallel
+        {
+            unsigned char *mine = seen + (long)omp_get_thread_num() * IO_PIECE;
+#pragma omp for schedule(static)
+            for (int i = 0; i < n; i++) {
+                for (long at = 0; at < in; at += IO_PIECE) {
+                    long len = in - at < IO_PIECE ? in - at : IO_PIECE;
+                    memcpy(mine, src + i * in + at, (size_t)len);
+                }
+                if (out)
+                    memset(dst + i * out, mine[0], (size_t)out);
+            }
+        }
+        if (rep >= 0)
+            t[rep] = timer_now() - t0;
+    }
+    double secs = bench_median(t, reps);
+    free(t);
+    return secs;
+}
+
+// conv1 with its ReLU and pooling (op_conv2d_relu_maxpool2, auto path) on
+// every thread count: its forward and backward times against the time to
+// move the bytes each must, at the copy's bandwidth. Per image the forward
+// reads x (28×28 floats) and writes the pooled y (32×13×13 floats) and a
+// code byte per pooled element; the backward reads the pooled gradient, y,
+// the codes and x, and writes only dW and dbias (a few hundred floats).
+// Beside them, the time its FMAs alone take at the measured peak.
+static int bandwidth_study(const struct options *o, const int *thread_list, int nthreads,
+                           FILE *out)
+{
+    const struct layer *l = NULL;
+    for (int i = 0; i < NLAYERS; i++)
+        if (strcmp(layers[i].name, "conv1_pool") == 0)
+            l = &layers[i];
+    long pooled = (long)l->oc * ((l->h - 2) / 2) * ((l->w - 2) / 2);
+    long x_bytes = sizeof(float) * (long)l->c * l->h * l->w;
+    long fwd_read = x_bytes, fwd_written = (sizeof(float) + 1) * pooled;
+    long bwd_read = (2 * sizeof(float) + 1) * pooled + x_bytes;
+    float *a = malloc(sizeof(float) * COPY_FLOATS), *b = malloc(sizeof(float) * COPY_FLOATS);
+    unsigned char *src = malloc((size_t)(o->batch * bwd_read));
+    unsigned char *dst = malloc((size_t)(o->batch * fwd_written));
+    unsigned char *seen = malloc((size_t)omp_get_max_threads() * IO_PIECE);
+    int status = -1;
+    if (!a || !b || !src || !dst || !seen) {
+        fprintf(stderr, "error: out of memory for the bandwidth study\n");
+        goto out;
+    }
+    memset(a, 1, sizeof(float) * COPY_FLOATS);
+    memset(b, 0, sizeof(float) * COPY_FLOATS);
+    memset(src, 2, (size_t)(o->batch * bwd_read));
+    memset(dst, 0, (size_t)(o->batch * fwd_written));
+    fprintf(out, "layer,threads,batch,direction,read_bytes,written_bytes,seconds,io_seconds,"
+                 "copy_gb_s,bound_seconds,vs_bound,peak_seconds\n");
+    printf("\nconv1 with its ReLU and pooling fused (auto path) against the time to move "
+           "its bytes\nat the copy bandwidth (%d MB copied in %d KB pieces), batch %d, "
+           "median of %d\n",
+           (int)(sizeof(float) * COPY_FLOATS >> 20), (int)(sizeof(float) * COPY_PIECE >> 10),
+           o->batch, o->reps);
+    printf("%2s  %-8s %9s %9s  %9s  %9s  %9s  %9s  %9s\n", "th", "pass", "read MB", "write MB",
+           "copy GB/s", "bound ms", "bytes ms", "FMAs ms", "op ms");
+    for (int ti = 0; ti < nthreads; ti++) {
+        int threads = thread_list[ti];
+        omp_set_num_threads(threads);
+        double gb_s = copy_gb_s(b, a, o->reps);
+        struct layer_time lt;
+        if (gb_s <= 0 || time_layer(l, CONV_AUTO, o->batch, o->reps, 0, &lt) != 0)
+            goto out;
+        for (int dir = 0; dir < 2; dir++) {
+            long rd = o->batch * (dir ? bwd_read : fwd_read);
+            long wr = dir ? 0 : o->batch * fwd_written;
+            double io = io_seconds(src, dir ? bwd_read : fwd_read, dst, dir ? 0 : fwd_written,
+                                   seen, o->batch, o->reps);
+            double secs = dir ? lt.bwd_s : lt.fwd_s, bound = (rd + wr) / gb_s / 1e9;
+            // The FMAs alone at the measured peak of as many cores.
+            struct peak pk = peak_get(isa_best(), threads);
+            double fmas = pk.gflops > 0 ? layer_flops(l, o->batch, dir) / pk.gflops / 1e9 : 0;
+            printf("%2d  %-8s %9.2f %9.2f  %9.1f  %9.3f  %9.3f  %9.3f  %9.3f  (%.1f× the "
+                   "bound)\n",
+                   threads, dir ? "backward" : "forward", rd / 1e6, wr / 1e6, gb_s, 1e3 * bound,
+                   1e3 * io, 1e3 * fmas, 1e3 * secs, secs / bound);
+            fprintf(out, "%s,%d,%d,%s,%ld,%ld,%.9f,%.9f,%.3f,%.9f,%.3f,%.9f\n", l->name, threads,
+                    o->batch, dir ? "backward" : "forward", rd, wr, secs, io, gb_s, bound,
+                    secs / bound, fmas);
+        }
+        fflush(stdout);
+    }
+    status = 0;
+out:
+    free(a);
+    free(b);
+    free(src);
+    free(dst);
+    free(seen);
+    return status;
+}
+
 // --- training steps and inference of the whole network ---------------------------
 
 struct net_time {
@@ -412,6 +555,9 @@ static int parse(int argc, char **argv, struct options *o)
                               "bytes, time"));
     flags_add(&f, flag_output("--lifetimes", "FILE", &o->lifetimes,
                               "every buffer of one planned training step (the lifetime chart)"));
+    flags_add(&f, flag_output("--bandwidth", "FILE", &o->bandwidth,
+                              "conv1's fused block (auto path) against the time to move its "
+                              "bytes at the measured copy bandwidth"));
     flags_add(&f, flag_quick(&o->quick));
     int rc = flags_parse(&f, argc, argv);
     if (rc != 0)
@@ -486,13 +632,15 @@ int main(int argc, char **argv)
     }
     int top = thread_list[nthreads - 1];
 
-    FILE *csv = NULL, *lay = NULL, *fus = NULL, *mem = NULL, *life = NULL;
+    FILE *csv = NULL, *lay = NULL, *fus = NULL, *mem = NULL, *life = NULL, *bw = NULL;
     status = 1;
     if (o.csv && !(csv = open_out(o.csv, &ds, top, &o)))
         goto out;
     if (o.layers && !(lay = open_out(o.layers, &ds, top, &o)))
         goto out;
     if (o.fusion && !(fus = open_out(o.fusion, &ds, top, &o)))
+        goto out;
+    if (o.bandwidth && !(bw = open_out(o.bandwidth, &ds, top, &o)))
         goto out;
     if (csv)
         fprintf(csv, "model,framework,backend,threads,batch,seconds_per_epoch,images_per_s,"
@@ -601,6 +749,9 @@ int main(int argc, char **argv)
         }
     }
 
+    if (bw && bandwidth_study(&o, thread_list, nthreads, bw) != 0)
+        goto out;
+
     // The whole network: training steps and inference.
     printf("\ntraining steps of the CNN on %s, Adam, timed over %d steps after %d of warm-up\n",
            ds.name, o.steps, WARMUP_STEPS);
@@ -696,6 +847,7 @@ out:
     status = train_csv_close(fus, o.fusion, status);
     status = train_csv_close(mem, o.memory_csv, status);
     status = train_csv_close(life, o.lifetimes, status);
+    status = train_csv_close(bw, o.bandwidth, status);
     dataset_free(&ds);
     return status;
 }
