@@ -454,6 +454,140 @@ Test(task_7_2, adam_first_step_is_lr_sized)
     tensor_free(p);
 }
 
+// The update shared among threads: the same bits on 1, 2 and 3 threads,
+// with parameters whose sizes do not divide evenly (the runs' ends fall
+// inside them and between them), for both optimizers.
+Test(nn_optim, the_same_bits_on_any_thread_count)
+{
+    const int shapes[3] = {70001, 17, 100003};
+    float *after[3][3];
+    for (int kind = 0; kind < 2; kind++) {
+        for (int threads = 1; threads <= 3; threads++) {
+            struct tensor *p[3];
+            for (int i = 0; i < 3; i++) {
+                p[i] = tensor_param(1, &shapes[i]);
+                cr_assert_not_null(p[i]);
+                mat_fill_random(p[i]->data, 1, shapes[i], shapes[i], 10 + (uint64_t)i);
+            }
+            struct optim_config c =
+                optim_defaults(kind ? OPTIM_ADAM : OPTIM_SGD, 1e-2f, kind ? 0.01f : 0.0f);
+            struct optim *o = optim_new(&c, p, 3);
+            cr_assert_not_null(o);
+            optim_set_threads(o, threads);
+            for (int step = 0; step < 3; step++) {
+                for (int i = 0; i < 3; i++)
+                    mat_fill_random(p[i]->grad, 1, shapes[i], shapes[i],
+                                    100 * (uint64_t)step + (uint64_t)i);
+                optim_step(o);
+            }
+            for (int i = 0; i < 3; i++) {
+                after[threads - 1][i] = malloc(sizeof(float) * (size_t)shapes[i]);
+                memcpy(after[threads - 1][i], p[i]->data, sizeof(float) * (size_t)shapes[i]);
+                tensor_free(p[i]);
+            }
+            optim_free(o);
+        }
+        for (int threads = 2; threads <= 3; threads++)
+            for (int i = 0; i < 3; i++) {
+                long first = first_difference(after[0][i], after[threads - 1][i], shapes[i]);
+                cr_assert_eq(first, -1, "%s, parameter %d float %ld: %.9g on 1 thread, %.9g "
+                             "on %d", kind ? "adam" : "sgd", i, first,
+                             first >= 0 ? (double)after[0][i][first] : 0.0,
+                             first >= 0 ? (double)after[threads - 1][i][first] : 0.0, threads);
+            }
+        for (int threads = 0; threads < 3; threads++)
+            for (int i = 0; i < 3; i++)
+                free(after[threads][i]);
+    }
+}
+
+// A forgotten gradient holds nothing: the backward's first GEMM writes it
+// (whatever its floats were, NaN here), a second use adds, and one no
+// backward reached counts as zero for the optimizer. The same bits as the
+// zeroed gradients give.
+Test(nn_optim, forgotten_gradients_are_written_then_added)
+{
+    int b = 5, in = 17, out = 7;
+    struct tensor *x = tensor_param(2, (int[]){b, in}), *w = tensor_param(2, (int[]){in, out}),
+                  *unused = tensor_param(1, (int[]){9});
+    mat_fill_random(x->data, b, in, in, 1);
+    mat_fill_random(w->data, in, out, out, 2);
+    mat_fill_random(unused->data, 1, 9, 9, 3);
+    float zeroed[2][17 * 7];
+    for (int pass = 0; pass < 2; pass++) {
+        struct tensor *p[2] = {x, w};
+        for (int i = 0; i < 2; i++) {
+            if (pass) {
+                for (long j = 0; j < p[i]->size; j++)
+                    p[i]->grad[j] = NAN;
+                tensor_forget_grad(p[i]);
+            } else {
+                tensor_zero_grad(p[i]);
+            }
+        }
+        struct tape *t = tape_new(NULL);
+        // w used twice: x·w + x·w, each matmul's backward a GEMM into dx and dw.
+        struct tensor *y = op_add(t, op_matmul(t, x, w), op_matmul(t, x, w));
+        cr_assert_eq(tape_backward(t, op_sum(t, op_relu(t, y))), 0, "%s", tape_error(t));
+        for (int i = 0; i < 2; i++) {
+            cr_assert_eq(p[i]->grad_forgotten, 0, "input %d's gradient was written", i);
+            for (long j = 0; j < p[i]->size; j++) {
+                if (!pass)
+                    zeroed[i][j] = p[i]->grad[j];
+                else
+                    cr_assert(memcmp(&p[i]->grad[j], &zeroed[i][j], sizeof(float)) == 0,
+                              "input %d element %ld: %.9g written, %.9g zeroed", i, j,
+                              (double)p[i]->grad[j], (double)zeroed[i][j]);
+            }
+        }
+        tape_free(t);
+    }
+    // No backward reaches `unused`: Adam sees a zero gradient and leaves it.
+    float before[9];
+    memcpy(before, unused->data, sizeof before);
+    for (int j = 0; j < 9; j++)
+        unused->grad[j] = NAN;
+    tensor_forget_grad(unused);
+    struct optim_config c = optim_defaults(OPTIM_ADAM, 1e-3f, 0.0f);
+    struct optim *o = optim_new(&c, &unused, 1);
+    optim_step(o);
+    for (int j = 0; j < 9; j++)
+        cr_assert_eq(unused->data[j], before[j], "element %d: %g, was %g", j,
+                     (double)unused->data[j], (double)before[j]);
+    optim_free(o);
+    tensor_free(x);
+    tensor_free(w);
+    tensor_free(unused);
+}
+
+// With accumulate set, a forgotten gradient is zeroed when first reached and
+// every GEMM adds: the old way, the same values.
+Test(nn_optim, accumulate_zeroes_a_forgotten_gradient_first)
+{
+    struct tensor *x = tensor_param(2, (int[]){3, 4}), *w = tensor_param(2, (int[]){4, 2});
+    mat_fill_random(x->data, 3, 4, 4, 5);
+    mat_fill_random(w->data, 4, 2, 2, 6);
+    for (int j = 0; j < 8; j++)
+        w->grad[j] = NAN;
+    tensor_forget_grad(w);
+    struct tape_config config = tape_config_default();
+    config.accumulate = 1;
+    struct tape *t = tape_new(&config);
+    cr_assert_eq(tape_backward(t, op_sum(t, op_matmul(t, x, w))), 0, "%s", tape_error(t));
+    // d(sum x·w)/dw[p][j] = Σᵢ x[i][p]
+    for (int p = 0; p < 4; p++)
+        for (int j = 0; j < 2; j++) {
+            double want = 0;
+            for (int i = 0; i < 3; i++)
+                want += x->data[i * 4 + p];
+            cr_assert(fabs(w->grad[p * 2 + j] - want) < 1e-5, "dw[%d][%d] = %g, want %g", p, j,
+                      (double)w->grad[p * 2 + j], want);
+        }
+    tape_free(t);
+    tensor_free(x);
+    tensor_free(w);
+}
+
 Test(nn_optim, config_names_and_rejections)
 {
     enum optim_kind k;
@@ -801,9 +935,21 @@ struct train_fixture {
     struct trainer tr;
 };
 
+static void train_fixture_init_config(struct train_fixture *f, const char *layers, int batch,
+                                      uint64_t seed, const struct tape_config *config);
+
 static void train_fixture_init_memory(struct train_fixture *f, const char *layers, int batch,
                                       uint64_t seed, const struct gemm_backend *backend,
                                       enum memory_mode memory)
+{
+    struct tape_config config = tape_config_default();
+    config.gemm = backend;
+    config.memory = memory;
+    train_fixture_init_config(f, layers, batch, seed, &config);
+}
+
+static void train_fixture_init_config(struct train_fixture *f, const char *layers, int batch,
+                                      uint64_t seed, const struct tape_config *config)
 {
     char err[4096];
     memset(f, 0, sizeof *f);
@@ -815,10 +961,7 @@ static void train_fixture_init_memory(struct train_fixture *f, const char *layer
     struct optim_config c = optim_defaults(OPTIM_ADAM, 1e-3f, 0.0f);
     f->o = optim_new(&c, f->m.params, f->m.nparams);
     cr_assert_not_null(f->o);
-    struct tape_config config = tape_config_default();
-    config.gemm = backend;
-    config.memory = memory;
-    cr_assert_eq(trainer_init(&f->tr, &config, batch, f->ds.train.pixels, f->ds.train.count,
+    cr_assert_eq(trainer_init(&f->tr, config, batch, f->ds.train.pixels, f->ds.train.count,
                               err, sizeof err),
                  0, "%s", err);
     f->tr.progress = 0;  // no bar in the test log, even on a terminal
@@ -894,12 +1037,12 @@ Test(task_7_3, an_epoch_on_the_sample_lifts_accuracy_well_above_chance)
 // The trainer around the step.
 
 // The parameters after three steps on the sample's first three batches.
-static float *params_after_steps(int threads, const struct gemm_backend *backend,
-                                 enum memory_mode memory, long *count)
+static float *params_after_steps_config(int threads, const struct tape_config *config,
+                                        long *count)
 {
     omp_set_num_threads(threads);
     struct train_fixture f;
-    train_fixture_init_memory(&f, "784,256,10", 64, 11, backend, memory);
+    train_fixture_init_config(&f, "784,256,10", 64, 11, config);
     for (int step = 0; step < 3; step++) {
         int b = train_fixture_batch(&f, step * 64);
         float loss;
@@ -916,6 +1059,15 @@ static float *params_after_steps(int threads, const struct gemm_backend *backend
     *count = n;
     train_fixture_free(&f);
     return all;
+}
+
+static float *params_after_steps(int threads, const struct gemm_backend *backend,
+                                 enum memory_mode memory, long *count)
+{
+    struct tape_config config = tape_config_default();
+    config.gemm = backend;
+    config.memory = memory;
+    return params_after_steps_config(threads, &config, count);
 }
 
 Test(train, the_same_bits_on_one_and_two_threads)
@@ -956,6 +1108,43 @@ static void mlp_same_bits_memory(int threads)
 
 Test(planner, mlp_the_same_bits_arena_and_planned_one_thread) { mlp_same_bits_memory(1); }
 Test(planner, mlp_the_same_bits_arena_and_planned_two_threads) { mlp_same_bits_memory(2); }
+
+// Gradients written by their first GEMM (beta = 0, no zeroing) against
+// gradients zeroed and added into (the tape's accumulate): the same sums in
+// the same order, so the same bits after three steps, on 1 and 2 threads,
+// in the arena and planned.
+static void mlp_same_bits_written(int threads, enum memory_mode memory)
+{
+    int before = omp_get_max_threads();
+    struct tape_config config = tape_config_default();
+    config.memory = memory;
+    long n1, n2;
+    float *written = params_after_steps_config(threads, &config, &n1);
+    config.accumulate = 1;
+    float *zeroed = params_after_steps_config(threads, &config, &n2);
+    omp_set_num_threads(before);
+    cr_assert_eq(n1, n2);
+    long first = first_difference(written, zeroed, n1);
+    cr_assert_eq(first, -1, "%d threads, %s: parameter float %ld differs: %.9g written, "
+                 "%.9g zeroed and added", threads, tape_memory_name(memory), first,
+                 first >= 0 ? (double)written[first] : 0.0,
+                 first >= 0 ? (double)zeroed[first] : 0.0);
+    free(written);
+    free(zeroed);
+}
+
+Test(train, first_gemm_writes_the_same_bits_one_thread_planned)
+{
+    mlp_same_bits_written(1, MEMORY_PLANNED);
+}
+Test(train, first_gemm_writes_the_same_bits_two_threads_planned)
+{
+    mlp_same_bits_written(2, MEMORY_PLANNED);
+}
+Test(train, first_gemm_writes_the_same_bits_two_threads_arena)
+{
+    mlp_same_bits_written(2, MEMORY_ARENA);
+}
 
 // From the second step on, a training step (the batch, the forward, the
 // backward, Adam) calls malloc zero times, with either memory: every heap

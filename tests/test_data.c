@@ -873,6 +873,30 @@ Test(batch, converts_bytes_to_floats_in_order)
     cr_assert_eq(x[0], (float)images[4] / 255.0f);
 }
 
+// The batch shared among threads: the same floats and labels on 1, 2 and 3
+// threads, for a batch whose size 3 does not divide.
+Test(batch, the_same_floats_on_any_thread_count)
+{
+    struct dataset ds;
+    char err[1000];
+    cr_assert_eq(dataset_load("sample", NULL, &ds, err, sizeof err), 0, "%s", err);
+    int order[1600];
+    dataset_shuffle(order, ds.train.count, 2);
+    enum { B = 61 };
+    static float x[3][B * 784];
+    int y[3][B];
+    for (int threads = 1; threads <= 3; threads++)
+        cr_assert_eq(dataset_batch_threads(&ds.train, order, 100, B, x[threads - 1],
+                                           y[threads - 1], threads), B);
+    for (int threads = 2; threads <= 3; threads++) {
+        cr_assert(memcmp(x[0], x[threads - 1], sizeof x[0]) == 0, "floats on %d threads",
+                  threads);
+        cr_assert(memcmp(y[0], y[threads - 1], sizeof y[0]) == 0, "labels on %d threads",
+                  threads);
+    }
+    dataset_free(&ds);
+}
+
 Test(batch, a_sample_batch_matches_its_bytes)
 {
     struct dataset ds;

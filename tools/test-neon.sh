@@ -24,7 +24,7 @@ SRCS="tests/neon/test_neon.c
       common/gemm/gemm_strassen.c common/gemm/gemm_strassen_fused.c common/gemm/gemm_strassen_rule.c
       common/gemm/gemm_kernel_scalar.c common/gemm/gemm_kernel_neon.c
       common/gemm/gemm_kernel_avx2.c common/gemm/gemm_kernel_avx512.c
-      common/autograd/vec.c common/autograd/vec_neon.c
+      common/autograd/vec.c common/autograd/vec_neon.c common/autograd/tensor.c common/autograd/arena.c
       common/nn/optim.c common/nn/optim_neon.c
       common/conv/conv_direct.c common/conv/conv_direct_neon.c common/conv/pool_row.c common/conv/pool_neon.c"
 INCLUDES="-I$root/common/base -I$root/common/loops -I$root/common/gemm -I$root/common/autograd

@@ -12,23 +12,25 @@ static int is_matrix(const struct tensor *x)
 // so ∂C[i][j]/∂A[i][p] = B[p][j] and ∂C[i][j]/∂B[p][j] = A[i][p]:
 //   dA (m×k) += dC (m×n) · Bᵀ (n×k)
 //   dB (k×n) += Aᵀ (k×m) · dC (m×n)
-// The transposes are the GEMM's flags: nothing is copied. beta = 1 adds into
-// the gradient, so a tensor used twice gets both contributions.
+// The transposes are the GEMM's flags: nothing is copied. The first GEMM to
+// reach a gradient writes it (beta = 0: no zeroing pass before, no reading
+// of zeros during); a later one adds (beta = 1), so a tensor used twice
+// gets both contributions. tape_grad_write says which.
 int op_matmul_backward(struct tape *t, struct tape_node *node)
 {
     struct tensor *a = node->in[0], *b = node->in[1], *c = node->out;
     int m = a->shape[0], k = a->shape[1], n = b->shape[1];
     // BEGIN SOLUTION task 6.1: dA += dC·Bᵀ and dB += Aᵀ·dC, each one GEMM with a transpose flag
     if (a->requires_grad) {
-        float *da = tape_grad(t, a);
+        float beta, *da = tape_grad_write(t, a, &beta);
         if (!da || tape_gemm(t, "matmul backward", GEMM_NOTRANS, GEMM_TRANS, m, k, n, c->grad,
-                             n, b->data, n, 1.0f, da, k) != 0)
+                             n, b->data, n, beta, da, k) != 0)
             return -1;
     }
     if (b->requires_grad) {
-        float *db = tape_grad(t, b);
+        float beta, *db = tape_grad_write(t, b, &beta);
         if (!db || tape_gemm(t, "matmul backward", GEMM_TRANS, GEMM_NOTRANS, k, n, m, a->data,
-                             k, c->grad, n, 1.0f, db, n) != 0)
+                             k, c->grad, n, beta, db, n) != 0)
             return -1;
     }
     // stub: (void)t; (void)a; (void)b; (void)c; (void)m; (void)k; (void)n;

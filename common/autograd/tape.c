@@ -436,33 +436,55 @@ int tape_gemm(struct tape *t, const char *op, enum gemm_trans ta, enum gemm_tran
 }
 
 // listing: tape_grad
-// Allocated zeroed on first use. With planned memory a step tensor's
-// gradient dies once the node that made the tensor has run: that node is
-// the last to read it (it turns it into its inputs' gradients). A tensor no
-// node made (the caller's, or one of an op that recorded none) keeps it.
-float *tape_grad(struct tape *t, struct tensor *x)
+// A new gradient's floats are undefined, so is a parameter's forgotten one:
+// the first contribution writes it (*beta = 0), the others add. With
+// planned memory a step tensor's gradient dies once the node that made the
+// tensor has run: that node is the last to read it (it turns it into its
+// inputs' gradients). A tensor no node made (the caller's, or one of an op
+// that recorded none) keeps it.
+float *tape_grad_write(struct tape *t, struct tensor *x, float *beta)
 {
-    if (x->grad) {
+    *beta = 1.0f;
+    if (x->grad && x->grad_forgotten) {
+        x->grad_forgotten = 0;
+        *beta = 0.0f;
+    } else if (x->grad) {
         if (x->id >= 0 && memory_use(t->mem, t->tensors[x->id].grad, memory_now(t->mem)) != 0)
             return tape_fail(t, "backward: a gradient's memory went to another tensor");
         return x->grad;
+    } else {
+        int id;
+        x->grad = alloc(t, BUFFER_GRAD, sizeof(float) * (size_t)x->size, &id);
+        if (!x->grad)
+            return tape_fail(t, "backward: out of memory for a gradient of %ld floats", x->size);
+        *beta = 0.0f;
+        if (x->id >= 0) {
+            struct step_tensor *s = &t->tensors[x->id];
+            s->grad = id;
+            memory_name(t->mem, id, id + 1, s->op);
+            int held = s->node < 0 || s->kept;
+            if ((held ? memory_hold(t->mem, id)
+                      : memory_use(t->mem, id, node_tick(t, s->node))) != 0)
+                return tape_fail(t, "backward: a gradient's memory went to another tensor");
+        }
     }
-    int id;
-    x->grad = alloc(t, BUFFER_GRAD, sizeof(float) * (size_t)x->size, &id);
-    if (!x->grad)
-        return tape_fail(t, "backward: out of memory for a gradient of %ld floats", x->size);
-    memset(x->grad, 0, sizeof(float) * (size_t)x->size);
-    if (x->id >= 0) {
-        struct step_tensor *s = &t->tensors[x->id];
-        s->grad = id;
-        memory_name(t->mem, id, id + 1, s->op);
-        int held = s->node < 0 || s->kept;
-        if ((held ? memory_hold(t->mem, id) : memory_use(t->mem, id, node_tick(t, s->node))) != 0)
-            return tape_fail(t, "backward: a gradient's memory went to another tensor");
+    if (t->config.accumulate) {
+        memset(x->grad, 0, sizeof(float) * (size_t)x->size);
+        *beta = 1.0f;
     }
     return x->grad;
 }
 // end listing
+
+// For the loops that add: the first contribution adds into zeros.
+float *tape_grad(struct tape *t, struct tensor *x)
+{
+    float beta;
+    float *g = tape_grad_write(t, x, &beta);
+    if (g && beta == 0.0f)
+        memset(g, 0, sizeof(float) * (size_t)x->size);
+    return g;
+}
 
 static int recorded(const struct tape *t, const struct tensor *x)
 {

@@ -64,6 +64,10 @@ struct tape_config {
     enum isa isa;                     // the ops' own loops: elementwise, pooling,
                                       // the direct convolution
     enum memory_mode memory;          // where the step's tensors live
+    int accumulate;                   // 1: every gradient zeroed first and each
+                                      // contribution added, the first too (the
+                                      // old way, for a benchmark); 0: the first
+                                      // contribution writes (tape_grad_write)
 };
 // end listing
 
@@ -201,7 +205,14 @@ int tape_gemm(struct tape *t, const char *op, enum gemm_trans ta, enum gemm_tran
               int n, int k, const float *A, int lda, const float *B, int ldb, float beta,
               float *C, int ldc);
 
-// For the backward functions: x's gradient, allocated zeroed on first use.
+// For the backward functions: x's gradient, allocated zeroed on first use
+// (a parameter's forgotten gradient, tensor_forget_grad, is zeroed then).
 float *tape_grad(struct tape *t, struct tensor *x);
+// For a backward that writes a whole gradient in one pass (a GEMM): x's
+// gradient, and *beta. 0: this is the gradient's first contribution of the
+// step (a new one, or a parameter's forgotten one) and its floats are
+// undefined: write every one. 1: it holds contributions already: add.
+// A tape whose config says accumulate zeroes it and always gives 1.
+float *tape_grad_write(struct tape *t, struct tensor *x, float *beta);
 
 #endif

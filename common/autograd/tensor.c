@@ -64,6 +64,20 @@ void tensor_zero_grad(struct tensor *p)
 {
     if (p && p->grad)
         memset(p->grad, 0, sizeof(float) * (size_t)p->size);
+    if (p)
+        p->grad_forgotten = 0;
+}
+
+void tensor_forget_grad(struct tensor *p)
+{
+    if (p && p->grad)
+        p->grad_forgotten = 1;
+}
+
+void tensor_grad_settle(struct tensor *p)
+{
+    if (p && p->grad_forgotten)
+        tensor_zero_grad(p);
 }
 
 int tensor_same_shape(const struct tensor *a, const struct tensor *b)

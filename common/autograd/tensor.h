@@ -21,6 +21,8 @@ struct tensor {
     int requires_grad;  // 1: backward computes grad for this tensor
     int owned;          // 1: a parameter, data and grad on the heap
     int id;             // a step tensor's number on its tape (tape.c); -1 otherwise
+    int grad_forgotten; // 1: grad's floats mean nothing (tensor_forget_grad) until
+                        // the next backward's first contribution writes them
 };
 
 // A parameter: zeroed data and gradient on the heap, requires_grad set.
@@ -30,6 +32,13 @@ void tensor_free(struct tensor *p);
 // Sets a parameter's gradient to zero (before the backward of each step:
 // gradients accumulate).
 void tensor_zero_grad(struct tensor *p);
+// The same for a step, without the pass over the gradient: its floats are
+// forgotten, and the next backward's first contribution writes them instead
+// of adding into zeros (PyTorch's zero_grad(set_to_none=True)). A reader
+// that finds the gradient still forgotten reads zeros: tensor_grad_settle.
+void tensor_forget_grad(struct tensor *p);
+// Zeroes p's gradient if it is still forgotten (no backward reached p).
+void tensor_grad_settle(struct tensor *p);
 
 // Sets x to a tensor of that shape and size with no data, no gradient, no
 // flags and no id (for the code that allocates tensors: tensor_param, tape.c).

@@ -62,8 +62,13 @@ void dataset_shuffle(int *order, int n, uint64_t seed);
 // Fills one batch: images order[start..start+count) (or start.. when order
 // is NULL) scaled to [0, 1] as x (count × pixels, row-major) and their labels
 // as y. Returns how many it filled: fewer than count at the end of the split.
+// The images are shared among OpenMP's threads.
 int dataset_batch(const struct dataset_split *s, const int *order, int start, int count,
                   float *x, int *y);
+// The same on `threads` threads (0: OpenMP's count; 1: the calling thread).
+// The same floats on any count.
+int dataset_batch_threads(const struct dataset_split *s, const int *order, int start,
+                          int count, float *x, int *y, int threads);
 
 // A training split cut in two: val holds n of its images, chosen by seed (the
 // same n and seed give the same images on every machine), train the rest;

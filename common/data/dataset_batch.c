@@ -2,6 +2,10 @@
 // once per epoch, then turn one batch of uint8 images into floats.
 #include <stdint.h>
 
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
 #include "dataset.h"
 
 // splitmix64: a tiny generator whose output depends only on the seed.
@@ -44,6 +48,15 @@ void dataset_shuffle(int *order, int n, uint64_t seed)
 int dataset_batch(const struct dataset_split *s, const int *order, int start, int count,
                   float *x, int *y)
 {
+    return dataset_batch_threads(s, order, start, count, x, y, 0);
+}
+
+// Each image is converted on its own, so threads can share a batch: a
+// contiguous run of images each, about the rows of x that the same thread
+// then packs for the first GEMM (its threads share that packing the same way).
+int dataset_batch_threads(const struct dataset_split *s, const int *order, int start,
+                          int count, float *x, int *y, int threads)
+{
     if (start < 0 || start >= s->count || count <= 0)
         return 0;
     if (count > s->count - start)
@@ -55,6 +68,16 @@ int dataset_batch(const struct dataset_split *s, const int *order, int start, in
     float scale[256];
     for (int v = 0; v < 256; v++)
         scale[v] = (float)v / 255.0f;
+#if defined(_OPENMP)
+    if (threads <= 0)
+        threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+    // A thread must get a few images' worth (about 10 µs) to repay waking it.
+    if (threads > count / 4)
+        threads = count / 4 > 1 ? count / 4 : 1;
+#else
+    threads = 1;
+#endif
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
     for (int b = 0; b < count; b++) {
         int i = order ? order[start + b] : start + b;
         const unsigned char *src = s->images + (size_t)i * s->pixels;

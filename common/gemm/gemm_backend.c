@@ -100,13 +100,13 @@ static int openblas(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
 }
 
 static const struct gemm_backend backends[] = {
-    {"auto", "gemm(): path and threads chosen from the shape", front_door},
-    {"naive", "the i-p-j loops of chapter 1", naive},
-    {"tiled", "the two-level cache blocking of chapter 2", tiled},
-    {"simd", "the unpacked register-blocked SIMD kernel of chapter 3", simd},
-    {"packed", "the packed five loops on one thread (chapter 4)", packed},
-    {"parallel", "the packed five loops on all threads (chapter 5)", parallel},
-    {"openblas", "OpenBLAS's sgemm", openblas},
+    {"auto", "gemm(): path and threads chosen from the shape", front_door, 1},
+    {"naive", "the i-p-j loops of chapter 1", naive, 0},
+    {"tiled", "the two-level cache blocking of chapter 2", tiled, 0},
+    {"simd", "the unpacked register-blocked SIMD kernel of chapter 3", simd, 0},
+    {"packed", "the packed five loops on one thread (chapter 4)", packed, 0},
+    {"parallel", "the packed five loops on all threads (chapter 5)", parallel, 1},
+    {"openblas", "OpenBLAS's sgemm", openblas, 0},
 };
 
 const struct gemm_backend *gemm_backend_all(int *count)

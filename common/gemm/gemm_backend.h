@@ -23,6 +23,10 @@ struct gemm_backend {
     const char *name;
     const char *about;
     gemm_backend_fn *run;
+    int openmp;  // 1: runs on OpenMP's threads (auto, parallel), which the
+                 // step's other passes can share; 0: on one thread, or on
+                 // threads of its own (OpenBLAS's pthreads, which OpenMP's
+                 // threads spinning after a region of ours keep off the cores)
 };
 
 // The backend called name, or NULL.

@@ -74,3 +74,9 @@ void nn_zero_grad(struct nn_model *m)
     for (int i = 0; i < m->nparams; i++)
         tensor_zero_grad(m->params[i]);
 }
+
+void nn_forget_grad(struct nn_model *m)
+{
+    for (int i = 0; i < m->nparams; i++)
+        tensor_forget_grad(m->params[i]);
+}

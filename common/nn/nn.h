@@ -71,6 +71,9 @@ void nn_model_free(struct nn_model *m);
 long nn_param_count(const struct nn_model *m);
 // Sets every parameter's gradient to zero.
 void nn_zero_grad(struct nn_model *m);
+// The same without a pass over them: the next backward writes each gradient
+// where it would add into zeros (tensor_forget_grad).
+void nn_forget_grad(struct nn_model *m);
 // Appends a parameter of that shape, zeroed, to m. Returns it, or NULL when
 // out of memory or m has NN_MAX_PARAMS already.
 struct tensor *nn_add_param(struct nn_model *m, int ndim, const int *shape);

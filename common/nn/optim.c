@@ -5,6 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
 #include "optim.h"
 
 struct optim_config optim_defaults(enum optim_kind kind, float lr, float weight_decay)
@@ -98,6 +102,8 @@ struct optim {
     float **state1;  // SGD's v, Adam's m: one array per parameter, its size
     float **state2;  // Adam's v; NULL for SGD
     float *block;
+    long total;      // floats in all the parameters
+    int threads;     // 0: as many as OpenMP gives
     long steps;
 };
 
@@ -136,6 +142,7 @@ struct optim *optim_new(const struct optim_config *c, struct tensor *const *para
     o->state1 = calloc((size_t)nparams + 1, sizeof *o->state1);
     o->state2 = calloc((size_t)nparams + 1, sizeof *o->state2);
     o->block = calloc((size_t)(total * moments) + 1, sizeof(float));
+    o->total = total;
     if (!o->params || !o->state1 || !o->state2 || !o->block) {
         optim_free(o);
         return NULL;
@@ -164,20 +171,53 @@ void optim_free(struct optim *o)
     free(o);
 }
 
+// How many threads share the update: 64 KiB of parameters each at least
+// (less is not worth waking a thread for), and one when called from inside
+// a parallel region (as gemm() does).
+static int update_threads(const struct optim *o)
+{
+    int threads = 1;
+#if defined(_OPENMP)
+    threads = omp_in_parallel() ? 1 : o->threads > 0 ? o->threads : omp_get_max_threads();
+#endif
+    long most = o->total / 16384;
+    return threads < most ? threads : most > 1 ? (int)most : 1;
+}
+
+// Floats lo … hi − 1 of the parameters laid end to end, each parameter's
+// share with its own loop.
+static void update_range(const struct optim *o, const struct optim_kernels *k,
+                         const struct adam_step *s, long lo, long hi)
+{
+    const struct optim_config *c = &o->c;
+    long base = 0;  // where parameter i starts
+    for (int i = 0; i < o->nparams && base < hi; base += o->params[i++]->size) {
+        struct tensor *p = o->params[i];
+        long from = lo > base ? lo - base : 0;
+        long to = hi - base < p->size ? hi - base : p->size;
+        if (from >= to)
+            continue;
+        float *m = o->state1[i] + from;
+        if (c->kind == OPTIM_SGD)
+            k->sgd(to - from, p->data + from, p->grad + from, m, c->lr, c->momentum,
+                   c->weight_decay);
+        else
+            k->adam(to - from, p->data + from, p->grad + from, m, o->state2[i] + from, s);
+    }
+}
+
 // listing: optim_step
+// One parallel region for every parameter: laid end to end, thread t of T
+// updates the t-th of T equal runs, so the first thread takes the first
+// rows of the first weight matrix. Where the GEMM that made dW split it by
+// rows too (gemm_parallel.c), those are the rows its core wrote. Every
+// element gets the same arithmetic wherever it falls, so the result does
+// not depend on the thread count.
 void optim_step(struct optim *o)
 {
     const struct optim_kernels *k = optim_kernels(isa_active());
     const struct optim_config *c = &o->c;
     o->steps++;
-    if (c->kind == OPTIM_SGD) {
-        for (int i = 0; i < o->nparams; i++) {
-            struct tensor *p = o->params[i];
-            k->sgd(p->size, p->data, p->grad, o->state1[i], c->lr, c->momentum,
-                   c->weight_decay);
-        }
-        return;
-    }
     // The bias corrections in double (β2ᵗ for t in the thousands loses
     // nothing that way), once per step, then as floats for the loops.
     double t = (double)o->steps;
@@ -185,12 +225,31 @@ void optim_step(struct optim *o)
                           .weight_decay = c->weight_decay,
                           .bias1 = (float)(1.0 - pow(c->beta1, t)),
                           .bias2 = (float)(1.0 - pow(c->beta2, t))};
-    for (int i = 0; i < o->nparams; i++) {
-        struct tensor *p = o->params[i];
-        k->adam(p->size, p->data, p->grad, o->state1[i], o->state2[i], &s);
+    // A parameter no backward reached since its gradient was forgotten
+    // has a zero gradient.
+    for (int i = 0; i < o->nparams; i++)
+        tensor_grad_settle(o->params[i]);
+    int threads = update_threads(o);
+#pragma omp parallel num_threads(threads) if (threads > 1)
+    {
+        int me = 0, all = 1;
+#if defined(_OPENMP)
+        me = omp_get_thread_num();
+        all = omp_get_num_threads();
+#endif
+        // Ends on multiples of 16 floats: in a parameter that starts on a
+        // 64-byte line, no line is written by two threads.
+        long lo = o->total * me / all / 16 * 16;
+        long hi = me + 1 == all ? o->total : o->total * (me + 1) / all / 16 * 16;
+        update_range(o, k, &s, lo, hi);
     }
 }
 // end listing
+
+void optim_set_threads(struct optim *o, int threads)
+{
+    o->threads = threads > 0 ? threads : 0;
+}
 
 void optim_set_lr(struct optim *o, float lr)
 {

@@ -71,8 +71,12 @@ struct optim;
 // NULL when out of memory or the config is invalid (lr not > 0, ...).
 struct optim *optim_new(const struct optim_config *c, struct tensor *const *params, int nparams);
 void optim_free(struct optim *o);
-// One update of every parameter from its grad (after tape_backward).
+// One update of every parameter from its grad (after tape_backward), shared
+// among OpenMP's threads in fixed pieces: the same bits on any thread count.
 void optim_step(struct optim *o);
+// The threads optim_step uses (0, the default: OpenMP's count, as the GEMM).
+// 1 runs the update on the calling thread alone, as a benchmark compares.
+void optim_set_threads(struct optim *o, int threads);
 // The learning rate of the steps after it (a schedule's next value; > 0).
 void optim_set_lr(struct optim *o, float lr);
 long optim_steps_taken(const struct optim *o);

@@ -28,6 +28,7 @@ struct trainer {
     int *order;         // the epoch's shuffled order of the train split
     int norder;
     int progress;       // 1: a progress bar on stdout (set when it is a terminal)
+    int batch_threads;  // threads that convert a training batch: train_pass_threads()
 };
 
 struct epoch_stats {
@@ -38,6 +39,15 @@ struct epoch_stats {
     double test_loss;
     double test_acc;    // 0..1
 };
+
+// The threads for a step's passes outside its GEMMs (the batch's conversion,
+// the optimizer's update) on a GEMM backend: 0, all of OpenMP's, when the
+// backend's GEMMs run on them too, so that a core updates what it wrote;
+// else 1: beside a GEMM on one core, a second core would only move the
+// data between the two, and beside OpenBLAS's threads OpenMP's would spin
+// on the cores they need. trainer_init sets batch_threads from it; whoever
+// makes the optimizer passes it on (optim_set_threads).
+int train_pass_threads(const struct gemm_backend *gemm);
 
 // A trainer for batches of batch images of `pixels` floats, on a tape made
 // with config (NULL: the default; tape.h). Returns 0, or -1 with err.

@@ -119,7 +119,7 @@ int train_fixed_steps(struct trainer *tr, struct nn_model *m, struct optim *o,
         if (*at + batch > s->count)
             *at = 0;
         double d0 = timer_now();
-        int b = dataset_batch(s, tr->order, *at, batch, tr->x, tr->y);
+        int b = dataset_batch_threads(s, tr->order, *at, batch, tr->x, tr->y, tr->batch_threads);
         *data_s += timer_now() - d0;
         *at += b;
         float loss;
@@ -205,6 +205,7 @@ int train_memory_study(const struct memory_study *st, const struct dataset_split
             fprintf(stderr, "error: %s\n", l->o ? err : "out of memory for the optimizer");
             status = -1;
         } else {
+            optim_set_threads(l->o, train_pass_threads(tape_config(l->tr.tape)->gemm));
             dataset_shuffle(l->tr.order, s->count, 1);  // every lane the same batches
         }
     }
@@ -352,6 +353,7 @@ int train_run(const struct train_options *o, const struct train_model *tm)
         fprintf(stderr, "error: %s\n", err);
         goto out;
     }
+    optim_set_threads(opt, train_pass_threads(tape_config(tr.tape)->gemm));
     int fresh;
     if (o->csv && !(csv = train_csv_open(o->csv, tm->stage, &ds, threads, o->append, &fresh)))
         goto out;

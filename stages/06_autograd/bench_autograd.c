@@ -68,7 +68,7 @@ static int recording_backend(enum gemm_trans ta, enum gemm_trans tb, int m, int 
     return real->run(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-static const struct gemm_backend recorder = {"recorder", "records each call", recording_backend};
+static const struct gemm_backend recorder = {"recorder", "records each call", recording_backend, 0};
 
 // --- one training step --------------------------------------------------------
 struct net {

@@ -8,14 +8,17 @@
 //   bench_mlp [--threads N] [--gemm a,b] [--steps N] [--data NAME]
 //             [--csv FILE] [--breakdown FILE] [--no-sweep] [--quick]
 //             [--memory arena,planned] [--memory-csv FILE] [--lifetimes FILE]
+//             [--changes FILE] [--rounds N]
 // Writes build/results/stage-07.csv (speed), stage-07-breakdown.csv,
-// stage-07-memory.csv and stage-07-lifetimes.csv.
+// stage-07-memory.csv, stage-07-lifetimes.csv and stage-07-step.csv (the
+// step's fixed costs, each change of chapter 7 against the one before).
 #include <errno.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
 #include "dataset.h"
 #include "flags.h"
 #include "gemm_backend.h"
@@ -52,6 +55,25 @@ struct options {
     const char *data, *csv, *breakdown;
     struct flag_list memory;  // the memory study's modes (enum memory_mode)
     const char *memory_csv, *lifetimes;
+    const char *changes;      // the step's changes, one after another
+    int rounds;
+};
+
+// The step as it was before each change of chapter 7's last section, and
+// after: the optimizer and the batch's conversion on the calling thread or
+// shared, every gradient zeroed and added into or written by its first GEMM.
+struct variant {
+    const char *name;
+    int optim_threads;  // 1: the calling thread alone; 0: all
+    int accumulate;     // tape_config.accumulate
+    int batch_threads;  // trainer.batch_threads
+};
+
+static const struct variant variants[] = {
+    {"before", 1, 1, 1},
+    {"optimizer_shared", 0, 1, 1},
+    {"first_gemm_writes", 0, 0, 1},
+    {"batch_shared", 0, 0, 0},
 };
 
 // --- a GEMM backend that times the one it wraps -------------------------------
@@ -68,7 +90,7 @@ static int timed_run(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k
     return r;
 }
 
-static const struct gemm_backend timed = {"timed", "times the backend it wraps", timed_run};
+static const struct gemm_backend timed = {"timed", "times the backend it wraps", timed_run, 1};
 
 // --- one measurement -----------------------------------------------------------
 struct measure {
@@ -81,9 +103,11 @@ struct measure {
 // Trains `steps` steps on batches of the dataset in a shuffled order, after
 // a warm-up, and returns the per-step times. -1 on an error (printed).
 static int measure(const struct dataset *ds, const char *layers, int batch,
-                   const struct gemm_backend *backend, int steps, int time_optim,
-                   struct measure *out)
+                   const struct gemm_backend *backend, const struct variant *v, int steps,
+                   int time_optim, struct measure *out)
 {
+    if (!v)
+        v = &variants[sizeof variants / sizeof variants[0] - 1];  // as the library runs
     char err[4096];
     int sizes[NN_MAX_LAYERS + 1];
     int n = nn_parse_sizes(layers, sizes, NN_MAX_LAYERS + 1);
@@ -97,6 +121,11 @@ static int measure(const struct dataset *ds, const char *layers, int batch,
     struct optim *o = optim_new(&c, m.params, m.nparams);
     struct tape_config config = tape_config_default();
     config.gemm = backend;
+    config.accumulate = v->accumulate;
+    // Beside a GEMM on one thread, or on OpenBLAS's, the passes stay on one.
+    int alone = train_pass_threads(backend) == 1;
+    if (o)
+        optim_set_threads(o, alone ? 1 : v->optim_threads);
     if (!o || trainer_init(&tr, &config, batch, ds->train.pixels, ds->train.count, err,
                            sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", o ? err : "out of memory for the optimizer");
@@ -104,6 +133,7 @@ static int measure(const struct dataset *ds, const char *layers, int batch,
         nn_model_free(&m);
         return -1;
     }
+    tr.batch_threads = alone ? 1 : v->batch_threads;
     dataset_shuffle(tr.order, ds->train.count, 1);
     int at = 0;
     double data_s = 0, start = 0;
@@ -213,12 +243,19 @@ static int parse(int argc, char **argv, struct options *o)
     flags_add(&f, flag_output("--lifetimes", "FILE", &o->lifetimes,
                               "every buffer of one planned step of the first model (the "
                               "lifetime chart)"));
+    flags_add(&f, flag_output("--changes", "FILE", &o->changes,
+                              "the first model's step before and after each change of the "
+                              "chapter, interleaved"));
+    flags_add(&f, flag_int("--rounds", "N", &o->rounds, 1, 1000,
+                           "rounds of --changes (default 7, 2 with --quick)"));
     flags_add(&f, flag_quick(&o->quick));
     int rc = flags_parse(&f, argc, argv);
     if (rc != 0)
         return rc;
     if (o->steps == 0)
         o->steps = o->quick ? 3 : 50;
+    if (o->rounds == 0)
+        o->rounds = o->quick ? 2 : 7;
     if (o->memory.n == 0)
         o->memory = (struct flag_list){2, {MEMORY_ARENA, MEMORY_PLANNED}};
     return 0;
@@ -262,6 +299,47 @@ static int memory_study(const struct options *o, const struct dataset *ds, int t
     return 0;
 }
 
+// The first model's step in each variant, on each thread count, the
+// variants taking turns in rounds so that all see the same minutes; the
+// median round of each is its row.
+static int changes_study(const struct options *o, const struct dataset *ds,
+                         const int *thread_list, int nthreads, FILE *csv)
+{
+    enum { NV = sizeof variants / sizeof variants[0], MAX_ROUNDS = 1000 };
+    static double ms[NV][MAX_ROUNDS];
+    const struct config *c = &configs[0];
+    const struct gemm_backend *be = gemm_backend_find("auto");
+    double per = (double)EPOCH_IMAGES / c->batch;
+    for (int t = 0; t < nthreads; t++) {
+        omp_set_num_threads(thread_list[t]);
+        printf("\nthe step, change by change (%s, batch %d, auto backend, %d thread%s, "
+               "median of %d rounds):\n", c->model, c->batch, thread_list[t],
+               thread_list[t] == 1 ? "" : "s", o->rounds);
+        for (int r = 0; r < o->rounds; r++)
+            for (int v = 0; v < NV; v++) {
+                struct measure m;
+                if (measure(ds, c->layers, c->batch, be, &variants[v], o->steps, 0, &m) != 0)
+                    return -1;
+                ms[v][r] = 1e3 * m.step_s;
+            }
+        double first = 0, last = 0;
+        for (int v = 0; v < NV; v++) {
+            double step = bench_median(ms[v], o->rounds);
+            if (v == 0)
+                first = last = step;
+            // What the change saved on the step before it, and all of them so far.
+            double saved = last - step, speedup = first / step;
+            printf("  %-18s %8.3f ms/step  %7.3f s/epoch  %+7.3f ms  %5.2fx\n",
+                   variants[v].name, step, step * per / 1e3, -saved, speedup);
+            if (csv)
+                fprintf(csv, "%s,auto,%d,%d,%s,%.4f,%.6f,%.4f,%.3f\n", c->model, thread_list[t],
+                        c->batch, variants[v].name, step, step * per / 1e3, saved, speedup);
+            last = step;
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct options o;
@@ -289,7 +367,7 @@ int main(int argc, char **argv)
     }
     int top = thread_list[nthreads - 1];
 
-    FILE *csv = NULL, *bd = NULL, *mem = NULL, *life = NULL;
+    FILE *csv = NULL, *bd = NULL, *mem = NULL, *life = NULL, *ch = NULL;
     status = 1;
     if (o.csv && !(csv = open_out(o.csv, &ds, top)))
         goto out;
@@ -312,7 +390,7 @@ int main(int argc, char **argv)
             for (int t = 0; t < nthreads; t++) {
                 omp_set_num_threads(thread_list[t]);
                 struct measure r;
-                if (measure(&ds, configs[c].layers, configs[c].batch, be, steps, 0, &r) != 0)
+                if (measure(&ds, configs[c].layers, configs[c].batch, be, NULL, steps, 0, &r) != 0)
                     goto out;
                 row(csv, configs[c].model, be->name, thread_list[t], configs[c].batch, &r,
                     train_flops(configs[c].layers));
@@ -328,8 +406,8 @@ int main(int argc, char **argv)
             struct measure r;
             if (sweep_batches[i] > ds.train.count)
                 continue;
-            if (measure(&ds, c->layers, sweep_batches[i], gemm_backend_find("auto"), o.steps, 0,
-                        &r) != 0)
+            if (measure(&ds, c->layers, sweep_batches[i], gemm_backend_find("auto"), NULL,
+                        o.steps, 0, &r) != 0)
                 goto out;
             row(csv, c->model, "auto", top, sweep_batches[i], &r, train_flops(c->layers));
         }
@@ -349,7 +427,7 @@ int main(int argc, char **argv)
             omp_set_num_threads(threads);
             for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
                 struct measure r;
-                if (measure(&ds, configs[c].layers, configs[c].batch, &timed, o.steps, 1, &r) != 0)
+                if (measure(&ds, configs[c].layers, configs[c].batch, &timed, NULL, o.steps, 1, &r) != 0)
                     goto out;
                 double per = (double)EPOCH_IMAGES / configs[c].batch;
                 // The step's time less its GEMMs, optimizer and data: the
@@ -368,6 +446,14 @@ int main(int argc, char **argv)
                 }
             }
         }
+    }
+    if (o.changes && wanted(&o, "auto")) {
+        if (!(ch = open_out(o.changes, &ds, top)))
+            goto out;
+        fprintf(ch, "model,backend,threads,batch,change,step_ms,seconds_per_epoch,saved_ms,"
+                    "vs_before\n");
+        if (changes_study(&o, &ds, thread_list, nthreads, ch) != 0)
+            goto out;
     }
     if ((o.memory_csv || o.lifetimes) && wanted(&o, "auto")) {
         if (o.memory_csv && !(mem = open_out(o.memory_csv, &ds, top)))
@@ -389,6 +475,7 @@ out:
     status = train_csv_close(bd, o.breakdown, status);
     status = train_csv_close(mem, o.memory_csv, status);
     status = train_csv_close(life, o.lifetimes, status);
+    status = train_csv_close(ch, o.changes, status);
     dataset_free(&ds);
     return status;
 }

@@ -133,7 +133,7 @@ static int timed_gemm(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int 
     return status;
 }
 
-static const struct gemm_backend timed = {"auto", "gemm(), its time added up", timed_gemm};
+static const struct gemm_backend timed = {"auto", "gemm(), its time added up", timed_gemm, 1};
 
 struct engines {
     struct nn_model m[ENGINES];
