@@ -28,6 +28,7 @@
 #include "checkpoint.h"
 #include "conv.h"
 #include "conv_direct.h"
+#include "conv_implicit.h"
 #include "cpu.h"
 #include "dataset.h"
 #include "gemm_backend.h"
@@ -438,6 +439,15 @@ Test(task_8_2, conv_backward_finite_differences_auto_path, .timeout = 300)
         check_backward(&shapes[s], CONV_AUTO, 500 + 10 * s);
 }
 
+// The implicit GEMM packs the col matrix from x itself, padding, strides,
+// 5×5 and 1×1 filters included: its forward against the definition and its
+// gradients by finite differences, on every shape.
+Test(conv, conv_implicit_finite_differences, .timeout = 300)
+{
+    for (int s = 0; s < SHAPES; s++)
+        check_backward(&shapes[s], CONV_IMPLICIT, 700 + 10 * s);
+}
+
 static void check_golden(const char *file, int stride, int pad)
 {
     struct golden_set s;
@@ -512,7 +522,7 @@ enum { PATH_SHAPES = sizeof path_shapes / sizeof path_shapes[0] };
 
 Test(conv, every_path_agrees_with_im2col, .timeout = 120)
 {
-    const enum conv_path paths[] = {CONV_AUTO, CONV_1X1, CONV_DIRECT};
+    const enum conv_path paths[] = {CONV_AUTO, CONV_1X1, CONV_DIRECT, CONV_IMPLICIT};
     for (int s = 0; s < PATH_SHAPES; s++) {
         const struct conv_case *k = &path_shapes[s];
         float *xf = filled(x_size(k), 900 + s), *wf = filled(w_size(k), 920 + s),
@@ -520,7 +530,7 @@ Test(conv, every_path_agrees_with_im2col, .timeout = 120)
         for (int relu = 0; relu < 2; relu++) {
             enum conv_op how = relu ? FUSED : PLAIN;
             struct conv_result want = run_conv(k, CONV_IM2COL, how, xf, wf, bf, dyf);
-            for (int p = 0; p < 3; p++) {
+            for (int p = 0; p < 4; p++) {
                 struct conv_result got = run_conv(k, paths[p], how, xf, wf, bf, dyf);
                 char what[64];
                 snprintf(what, sizeof what, "%s path%s", conv_path_name(paths[p]),
@@ -569,12 +579,12 @@ Test(conv, every_gemm_backend_agrees, .timeout = 120)
 // gradients, forward and backward, on every path.
 Test(conv, fused_relu_equals_conv_then_relu)
 {
-    const enum conv_path paths[] = {CONV_IM2COL, CONV_1X1, CONV_DIRECT};
+    const enum conv_path paths[] = {CONV_IM2COL, CONV_1X1, CONV_DIRECT, CONV_IMPLICIT};
     for (int s = 0; s < PATH_SHAPES; s++) {
         const struct conv_case *k = &path_shapes[s];
         float *xf = filled(x_size(k), 700 + s), *wf = filled(w_size(k), 720 + s),
               *bf = filled(k->oc, 740 + s), *dyf = filled(y_size(k), 760 + s);
-        for (int p = 0; p < 3; p++) {
+        for (int p = 0; p < 4; p++) {
             struct conv_result want = run_conv(k, paths[p], RELU_AFTER, xf, wf, bf, dyf);
             struct conv_result got = run_conv(k, paths[p], FUSED, xf, wf, bf, dyf);
             char what[64];
@@ -629,12 +639,12 @@ static void expect_same_bits(const char *what, const float *want, const float *g
 // the same bits forward and backward, on every path.
 Test(conv, fused_pool_equals_conv_relu_then_pool, .timeout = 120)
 {
-    const enum conv_path paths[] = {CONV_AUTO, CONV_IM2COL, CONV_1X1, CONV_DIRECT};
+    const enum conv_path paths[] = {CONV_AUTO, CONV_IM2COL, CONV_1X1, CONV_DIRECT, CONV_IMPLICIT};
     for (int s = 0; s < POOL_SHAPES; s++) {
         const struct conv_case *k = &pool_shapes[s];
         float *xf = filled(x_size(k), 1100 + s), *wf = filled(w_size(k), 1120 + s),
               *bf = filled(k->oc, 1140 + s), *dyf = filled(pooled_size(k), 1160 + s);
-        for (int p = 0; p < 4; p++) {
+        for (int p = 0; p < 5; p++) {
             struct conv_result want = run_conv(k, paths[p], POOL_AFTER, xf, wf, bf, dyf);
             struct conv_result got = run_conv(k, paths[p], POOLED, xf, wf, bf, dyf);
             char shape[128], what[256];
@@ -705,7 +715,7 @@ static double pooled_loss(const struct conv_case *k, const double *x, const doub
 // per shape.
 Test(conv, fused_pool_finite_differences, .timeout = 300)
 {
-    const enum conv_path paths[] = {CONV_IM2COL, CONV_1X1, CONV_DIRECT};
+    const enum conv_path paths[] = {CONV_IM2COL, CONV_1X1, CONV_DIRECT, CONV_IMPLICIT};
     for (int s = 0; s < POOL_SHAPES - 1; s++) {  // the last is the network's 32 filters: slow
         const struct conv_case *k = &pool_shapes[s];
         float *xf = filled(x_size(k), 1200 + s), *wf = filled(w_size(k), 1220 + s),
@@ -723,7 +733,7 @@ Test(conv, fused_pool_finite_differences, .timeout = 300)
         double *num_dx = numeric_gradient(pooled_loss, k, x, w, b, dy, x, x_size(k));
         double *num_dw = numeric_gradient(pooled_loss, k, x, w, b, dy, w, w_size(k));
         double *num_db = numeric_gradient(pooled_loss, k, x, w, b, dy, b, k->oc);
-        for (int p = 0; p < 3; p++) {
+        for (int p = 0; p < 4; p++) {
             struct conv_result r = run_conv(k, paths[p], POOLED, xf, wf, bf, dyf);
             for (long j = 0; j < pooled_size(k); j++)
                 cr_assert(fabs(r.y[j] - want[j]) <= 1e-5 * (fabs(want[j]) + 1.0),
@@ -1065,13 +1075,99 @@ Test(conv, maxpool_row_avx2_agrees_with_scalar) { maxpool_row_against_scalar(ISA
 Test(conv, maxpool_row_avx512_agrees_with_scalar) { maxpool_row_against_scalar(ISA_AVX512); }
 Test(conv, maxpool_row_neon_agrees_with_scalar) { maxpool_row_against_scalar(ISA_NEON); }
 
+// ---------------------------------------------------------------------------
+// The implicit GEMM's gather, and the path on every ISA's micro-kernel.
+
+// Columns in runs of consecutive offsets, as the packings make them (runs of
+// 1 to 16, a last run that ends at span), and as many runs as the AVX2
+// gather gives back to the scalar loop; rows that start at 0 and end at the
+// last float the runs may reach.
+#if defined(__x86_64__)
+static void gather_against_scalar(enum isa isa)
+{
+    if (isa_force(isa) != 0) {
+        cr_log_info("skipped: this CPU cannot run %s", isa_name(isa));
+        return;
+    }
+    const int run_lengths[][16] = {{16}, {11, 5}, {5, 11}, {1, 11, 4}, {3, 3, 3, 3, 3, 1},
+                                   {2, 2, 2, 2, 2, 2, 2, 2}, {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                                              1, 1, 1, 1}};
+    const int kc = 37;
+    long span = 4000;
+    float *x = filled(span, 77);
+    float *want = malloc(sizeof(float) * 16 * kc), *got = malloc(sizeof(float) * 16 * kc);
+    for (size_t c = 0; c < sizeof run_lengths / sizeof run_lengths[0]; c++) {
+        int cols[16], j = 0, at = 0;
+        for (int r = 0; j < 16; r++) {
+            for (int l = 0; l < run_lengths[c][r]; l++)
+                cols[j++] = at + l;
+            at += run_lengths[c][r] + 13 * r + 2;  // a gap, then the next run
+        }
+        long rows[37];
+        for (int p = 0; p < kc; p++)
+            rows[p] = p == kc - 1 ? span - 1 - cols[15] : (p * 97) % (span - cols[15]);
+        conv_gather_scalar(x, rows, kc, cols, 16, 16, want);
+        conv_gather16_avx2(x, span, rows, kc, cols, got);
+        expect_same_bits("gathered panel", want, got, 16L * kc);
+    }
+    free(x);
+    free(want);
+    free(got);
+    isa_force(isa_best());
+}
+#endif
+
+Test(conv, gather16_avx2_equals_scalar)
+{
+#if defined(__x86_64__)
+    gather_against_scalar(ISA_AVX2);
+#else
+    cr_log_info("skipped: no AVX2 on this architecture");
+#endif
+}
+
+// The implicit path runs the active ISA's micro-kernel: on each one this
+// CPU has, it agrees with im2col (on the same ISA) at the shapes its packing
+// treats apart: panels that straddle images, a last panel of few columns,
+// padding, and one image of one pixel.
+Test(conv, implicit_path_on_every_isa, .timeout = 120)
+{
+    const struct conv_case cases[] = {{3, 5, 7, 6, 7, 3, 3, 1, 0}, {2, 17, 5, 9, 17, 3, 3, 1, 1},
+                                      {7, 1, 1, 1, 1, 1, 1, 1, 0}, {1, 7, 13, 13, 65, 3, 3, 1, 0},
+                                      {2, 3, 9, 8, 4, 2, 3, 2, 1}};
+    const enum isa isas[] = {ISA_SCALAR, ISA_AVX2, ISA_AVX512, ISA_NEON};
+    for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
+        if (isa_force(isas[i]) != 0)
+            continue;
+        for (size_t s = 0; s < sizeof cases / sizeof cases[0]; s++) {
+            const struct conv_case *k = &cases[s];
+            float *xf = filled(x_size(k), 1400 + s), *wf = filled(w_size(k), 1420 + s),
+                  *bf = filled(k->oc, 1440 + s), *dyf = filled(y_size(k), 1460 + s);
+            struct conv_result want = run_conv(k, CONV_IM2COL, PLAIN, xf, wf, bf, dyf);
+            struct conv_result got = run_conv(k, CONV_IMPLICIT, PLAIN, xf, wf, bf, dyf);
+            char what[64];
+            snprintf(what, sizeof what, "implicit path on %s", isa_name(isas[i]));
+            expect_same_result(what, k, &want, &got);
+            result_free(&want);
+            result_free(&got);
+            free(xf);
+            free(wf);
+            free(bf);
+            free(dyf);
+        }
+    }
+    isa_force(isa_best());
+}
+
 Test(conv, choose_parse_and_name_paths)
 {
-    // By shape: 1×1 → 1x1; 3×3 stride 1 over ≤ 4 channels → direct; else im2col.
+    // By shape: 1×1 → 1x1; 3×3 stride 1 over ≤ 4 channels → direct; stride
+    // 1 without padding → implicit; else im2col.
     cr_assert_eq(conv_choose(CONV_AUTO, 32, 13, 13, 64, 1, 1, 1, 0), CONV_1X1);
     cr_assert_eq(conv_choose(CONV_AUTO, 1, 28, 28, 32, 3, 3, 1, 0), CONV_DIRECT);
     cr_assert_eq(conv_choose(CONV_AUTO, 4, 28, 28, 32, 3, 3, 1, 1), CONV_DIRECT);
-    cr_assert_eq(conv_choose(CONV_AUTO, 32, 13, 13, 64, 3, 3, 1, 0), CONV_IM2COL);
+    cr_assert_eq(conv_choose(CONV_AUTO, 32, 13, 13, 64, 3, 3, 1, 0), CONV_IMPLICIT);
+    cr_assert_eq(conv_choose(CONV_AUTO, 32, 13, 13, 64, 3, 3, 1, 1), CONV_IM2COL);
     cr_assert_eq(conv_choose(CONV_AUTO, 1, 28, 28, 32, 3, 3, 2, 0), CONV_IM2COL);
     cr_assert_eq(conv_choose(CONV_AUTO, 1, 28, 28, 32, 5, 5, 1, 2), CONV_IM2COL);
     cr_assert_eq(conv_choose(CONV_AUTO, 3, 28, 28, 32, 1, 1, 2, 0), CONV_IM2COL);
@@ -1080,6 +1176,7 @@ Test(conv, choose_parse_and_name_paths)
     cr_assert_eq(conv_choose(CONV_DIRECT, 32, 13, 13, 64, 5, 5, 1, 0), CONV_IM2COL);
     cr_assert_eq(conv_choose(CONV_1X1, 32, 13, 13, 64, 3, 3, 1, 0), CONV_IM2COL);
     cr_assert_eq(conv_choose(CONV_IM2COL, 32, 13, 13, 64, 1, 1, 1, 0), CONV_IM2COL);
+    cr_assert_eq(conv_choose(CONV_IMPLICIT, 3, 28, 28, 32, 5, 5, 2, 1), CONV_IMPLICIT);
     // The path is the tape's: two tapes in one program keep their own.
     struct tape_config direct = tape_config_default(), im2col = direct;
     direct.conv = CONV_DIRECT;
@@ -1091,8 +1188,8 @@ Test(conv, choose_parse_and_name_paths)
     tape_free(a);
     tape_free(b);
     tape_free(c);
-    const char *names[] = {"auto", "im2col", "1x1", "direct"};
-    for (int p = 0; p < 4; p++) {
+    const char *names[] = {"auto", "im2col", "1x1", "direct", "implicit"};
+    for (int p = 0; p < 5; p++) {
         enum conv_path got;
         cr_assert_eq(conv_parse_path(names[p], &got), 0);
         cr_assert_eq(got, (enum conv_path)p);

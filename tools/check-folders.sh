@@ -15,7 +15,7 @@ may_use() {
     loops) echo "base" ;;
     gemm) echo "base cli loops" ;;
     autograd) echo "base cli gemm" ;;
-    conv) echo "base cli autograd" ;;
+    conv) echo "base cli gemm autograd" ;;
     data) echo "" ;;
     nn) echo "base cli loops gemm autograd conv data" ;;
     lazy) echo "base gemm" ;;

@@ -22,8 +22,10 @@
 //   im2col  the image's patches copied into a matrix, one GEMM (col2im for dx)
 //   1x1     a 1×1, stride-1, unpadded convolution is a GEMM on x as it lies
 //   direct  a 3×3 kernel in SIMD registers, no copy (stride 1)
+//   implicit  im2col's GEMMs with the col matrix never written: the GEMM
+//           packs its panels straight from the images (conv_implicit.h)
 
-// "auto", "im2col", "1x1", "direct"; 0 and *out set, or -1.
+// "auto", "im2col", "1x1", "direct", "implicit"; 0 and *out set, or -1.
 int conv_parse_path(const char *name, enum conv_path *out);
 const char *conv_path_name(enum conv_path p);
 // The names above in enum order, then NULL (for a flag's list of choices).

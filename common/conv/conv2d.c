@@ -1,8 +1,10 @@
-// The convolution as one tape node, three ways (conv.h): im2col + GEMM, the
-// 1×1 GEMM on x in place, the direct 3×3 kernel. The backward of all three
-// goes through the GEMMs of the im2col path, but for the direct path's dW,
-// which its own kernel makes (conv_direct.h). Optionally fused with ReLU,
-// or with ReLU and 2×2 max pooling (op_conv2d_relu_maxpool2).
+// The convolution as one tape node, four ways (conv.h): im2col + GEMM, the
+// 1×1 GEMM on x in place, the direct 3×3 kernel, and the implicit GEMM (the
+// im2col path's GEMMs with no col matrix, conv_implicit.h). The backward of
+// all four goes through the GEMMs of the im2col path, but for the direct
+// path's dW, which its own kernel makes (conv_direct.h), and the implicit
+// path's dW, which packs COLᵀ from x as its forward packs COL. Optionally
+// fused with ReLU, or with ReLU and 2×2 max pooling (op_conv2d_relu_maxpool2).
 //
 // Threads. Images are independent. The batch is cut into GROUPS fixed runs
 // of images (fixed by n, never by the thread count), and each run goes to
@@ -43,6 +45,7 @@
 
 #include "conv.h"
 #include "conv_direct.h"
+#include "conv_implicit.h"
 #include "pool_row.h"
 #include "vec.h"
 
@@ -64,6 +67,12 @@ struct conv_dims {
     long K, P;  // the GEMM's k = c·kh·kw and n = oh·ow
     int ph, pw; // the pooled output's sides, oh/2 and ow/2, when pooled
 };
+
+// The sizes conv_implicit.h takes.
+static struct conv_geom geom_of(const struct conv_dims *d)
+{
+    return (struct conv_geom){d->c, d->h, d->w, d->kh, d->kw, d->stride, d->pad, d->oh, d->ow};
+}
 
 static struct conv_dims dims_of(const struct tensor *x, const struct tensor *w, int stride,
                                 int pad)
@@ -189,7 +198,8 @@ static void image_out(const struct conv_dims *d, const float *out, long ld, cons
 // does the run, its n = m·P sixteen times an image's P at batch 256. Y's
 // rows hold the images' planes side by side; image_out takes each image's
 // out, so y is NCHW again.
-// col and out are the thread's scratch, K × m·P and oc × m·P floats.
+// col and out are the thread's scratch, K × m·P and oc × m·P floats; the
+// implicit path (be NULL) makes the same Y with no COL and no col.
 // Returns 0, or -1 when the GEMM backend ran out of memory.
 static int forward_run(const struct conv_dims *d, const struct gemm_backend *be, const float *x,
                        const float *w, const float *bias, const struct conv_out *o, int g,
@@ -199,6 +209,14 @@ static int forward_run(const struct conv_dims *d, const struct gemm_backend *be,
     long ld = m * d->P, xs = (long)d->c * d->h * d->w;
     if (m == 0)
         return 0;
+    if (!be) {
+        struct conv_geom geom = geom_of(d);
+        if (conv_implicit_forward(&geom, x + first * xs, xs, m, w, d->oc, out) != 0)
+            return -1;
+        for (int j = 0; j < m; j++)
+            image_out(d, out + j * d->P, ld, bias, o, first + j);
+        return 0;
+    }
     for (int j = 0; j < m; j++)
         im2col(x + (first + j) * xs, d->c, d->h, d->w, d->kh, d->kw, d->stride, d->pad,
                col + j * d->P, ld);
@@ -273,9 +291,11 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
     struct conv_out o = {y->data, pool ? at : NULL, relu, keep_mask_bits ? at : NULL, v,
                          relu_pool_row_kernel(cfg->isa)};
     int failed = 0;
-    if (path == CONV_IM2COL) {
-        // Runs of images (forward_run), each thread with its own scratch.
-        long run_p = longest_run(d.n) * d.P, per_thread = (d.K + d.oc) * run_p;
+    if (path == CONV_IM2COL || path == CONV_IMPLICIT) {
+        // Runs of images (forward_run), each thread with its own scratch:
+        // the col matrix (im2col alone) and the GEMM's output.
+        int implicit = path == CONV_IMPLICIT;
+        long run_p = longest_run(d.n) * d.P, per_thread = (implicit ? d.oc : d.K + d.oc) * run_p;
         float *scratch =
             tape_scratch(t, sizeof(float) * (size_t)(omp_get_max_threads() * per_thread));
         if (!scratch)
@@ -284,8 +304,9 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
 #pragma omp parallel for schedule(static) reduction(|| : failed)
         for (int g = 0; g < GROUPS; g++) {
             float *col = scratch + omp_get_thread_num() * per_thread;
-            if (forward_run(&d, be, x->data, w->data, bias->data, &o, g, col,
-                            col + d.K * run_p) != 0)
+            float *out = implicit ? col : col + d.K * run_p;
+            if (forward_run(&d, implicit ? NULL : be, x->data, w->data, bias->data, &o, g, col,
+                            out) != 0)
                 failed = 1;
         }
     } else if (path == CONV_DIRECT && pool) {
@@ -358,6 +379,7 @@ struct conv_back {
     const uint8_t *mask;        // the fused ReLU's (relu_mask) when not pooled, else NULL
     const unsigned char *code;  // the pooling's codes; y and dy are pooled; or NULL
     conv_dw_fn *dw_kernel;      // the direct path's dW, or NULL: dW by GEMM
+    int implicit;               // 1: dW by the implicit GEMM (conv_implicit_dw)
     relu_pool_row_backward_fn *unpool;  // the pooling's backward, a row of windows
     const struct gemm_backend *be;
     const struct vec_kernels *vec;
@@ -460,6 +482,13 @@ static int backward_run(const struct conv_back *b, int g, float *col, float *dy)
     }
     if (b->dw_kernel)
         dw = NULL;  // done
+    if (dw && b->implicit) {
+        // COLᵀ's micro-panels packed from x: no col matrix for dW.
+        struct conv_geom geom = geom_of(d);
+        if (conv_implicit_dw(&geom, b->x + first * xs, xs, m, dy, d->oc, dw) != 0)
+            return -1;
+        dw = NULL;
+    }
     // BEGIN SOLUTION task 8.2: dw += DY·COLᵀ (COL from im2col of each image); DCOL = wᵀ·DY, then col2im of each image's block into dx
     if (dw) {
         for (int j = 0; j < m; j++)
@@ -513,6 +542,7 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
                           .dw_kernel = path == CONV_DIRECT && dims.K < DW_KERNEL_K
                                            ? conv_dw_kernel(cfg->isa)
                                            : NULL,
+                          .implicit = path == CONV_IMPLICIT,
                           .unpool = relu_pool_row_backward_kernel(cfg->isa),
                           .be = cfg->gemm,
                           .vec = vec_kernels(cfg->isa),

@@ -102,54 +102,66 @@ static inline void tap(const float *kt, __m256i m0, __m256i m1, const float *px[
     }
 }
 
-// The same inside the image: the four pixels are p, p + 1, p + w, p + w + 1.
-static inline void tap_inside(const float *kt, __m256i m0, __m256i m1, const float *p, int w,
-                              __m256 acc[4][2])
+// The same inside the image for a full block of 16 channels, every tap of
+// every input channel: plain loads, the weights of tap t at kt + t·oc (one
+// add a tap), its four pixels at p, p + 1, p + w, p + w + 1 (constant offsets
+// from one pointer). Nothing else but the eight sums, two weight vectors and
+// a broadcast is live, so the eight sums stay in registers; with masks and
+// four pixel pointers a tap, gcc kept some of them on the stack.
+static inline __attribute__((always_inline)) void taps_inside16(const float *patch, long hw,
+                                                                int c, int w, const float *kt,
+                                                                int oc, __m256 acc[4][2])
 {
-    __m256 w0 = _mm256_maskload_ps(kt, m0), w1 = _mm256_maskload_ps(kt + L, m1);
-    const float *px[4] = {p, p + 1, p + w, p + w + 1};
-#pragma GCC unroll 4
-    for (int at = 0; at < 4; at++) {
-        __m256 xb = _mm256_broadcast_ss(px[at]);
-        acc[at][0] = _mm256_fmadd_ps(w0, xb, acc[at][0]);
-        acc[at][1] = _mm256_fmadd_ps(w1, xb, acc[at][1]);
+    for (int ch = 0; ch < c; ch++, patch += hw) {
+        const float *p = patch;
+#pragma GCC unroll 3
+        for (int u = 0; u < 3; u++, p += w)
+#pragma GCC unroll 3
+            for (int v = 0; v < 3; v++, kt += oc) {
+                __m256 w0 = _mm256_loadu_ps(kt), w1 = _mm256_loadu_ps(kt + L);
+                __m256 x0 = _mm256_broadcast_ss(p + v), x1 = _mm256_broadcast_ss(p + v + 1);
+                acc[0][0] = _mm256_fmadd_ps(w0, x0, acc[0][0]);
+                acc[0][1] = _mm256_fmadd_ps(w1, x0, acc[0][1]);
+                acc[1][0] = _mm256_fmadd_ps(w0, x1, acc[1][0]);
+                acc[1][1] = _mm256_fmadd_ps(w1, x1, acc[1][1]);
+                __m256 x2 = _mm256_broadcast_ss(p + w + v), x3 = _mm256_broadcast_ss(p + w + v + 1);
+                acc[2][0] = _mm256_fmadd_ps(w0, x2, acc[2][0]);
+                acc[2][1] = _mm256_fmadd_ps(w1, x2, acc[2][1]);
+                acc[3][0] = _mm256_fmadd_ps(w0, x3, acc[3][0]);
+                acc[3][1] = _mm256_fmadd_ps(w1, x3, acc[3][1]);
+            }
     }
 }
 
 // The ReLU and the pooling's rule on one vector of channels: the four
 // outputs clipped at zero, a later one taking the place of the best only
-// when it is larger.
-static inline void pool4(__m256 acc[4][2], int half, __m256 *best, __m256 *k)
+// when it is larger; k holds the winner's place as an integer.
+static inline void pool4(__m256 acc[4][2], int half, __m256 *best, __m256i *k)
 {
     const __m256 zero = _mm256_setzero_ps();
     *best = _mm256_max_ps(acc[0][half], zero);
-    *k = zero;
+    *k = _mm256_setzero_si256();
 #pragma GCC unroll 3
     for (int at = 1; at < 4; at++) {
         __m256 v = _mm256_max_ps(acc[at][half], zero);
         __m256 win = _mm256_cmp_ps(v, *best, _CMP_GT_OQ);
         *best = _mm256_blendv_ps(*best, v, win);
-        *k = _mm256_blendv_ps(*k, _mm256_set1_ps((float)at), win);
+        *k = _mm256_blendv_epi8(*k, _mm256_set1_epi32(at), _mm256_castps_si256(win));
     }
 }
 
 // The taps of one window over every input channel: its 4×4 input patch
 // starts at row iy = 2r − pad, column ix = 2q − pad of each channel. Inside
-// the image (always, without padding), tap (u, v) of output (2r + a, 2q + b)
-// reads patch[(a + u)·w + b + v] with no test; at the border each pixel is
-// tested, NULL in the padding.
-static inline void window_taps(const float *x, int c, int h, int w, const float *kt, int oc,
-                               __m256i m0, __m256i m1, int iy, int ix, __m256 acc[4][2])
+// the image (always, without padding) and for a full block, tap (u, v) of
+// output (2r + a, 2q + b) reads patch[(a + u)·w + b + v] with no test;
+// otherwise each pixel is tested, NULL in the padding.
+static inline __attribute__((always_inline)) void window_taps(const float *x, int c, int h,
+                                                              int w, const float *kt, int oc,
+                                                              int n, __m256i m0, __m256i m1,
+                                                              int iy, int ix, __m256 acc[4][2])
 {
-    if (iy >= 0 && iy + 3 < h && ix >= 0 && ix + 3 < w) {
-        const float *patch = x + (long)iy * w + ix;
-        for (int ch = 0; ch < c; ch++, patch += (long)h * w)
-#pragma GCC unroll 3
-            for (int u = 0; u < 3; u++)
-#pragma GCC unroll 3
-                for (int v = 0; v < 3; v++)
-                    tap_inside(kt + ((ch * 3 + u) * 3 + v) * oc, m0, m1, patch + u * w + v, w,
-                               acc);
+    if (n == 2 * L && iy >= 0 && iy + 3 < h && ix >= 0 && ix + 3 < w) {
+        taps_inside16(x + (long)iy * w + ix, (long)h * w, c, w, kt, oc, acc);
         return;
     }
     for (int ch = 0; ch < c; ch++)
@@ -183,15 +195,18 @@ void conv_pool_avx2(const float *x, int c, int h, int w, const float *kt, const 
                     acc[at][0] = b0;
                     acc[at][1] = b1;
                 }
-                window_taps(x, c, h, w, kt + o0, oc, m0, m1, 2 * r - pad, 2 * q - pad, acc);
-                // Only the pooled maxima and their codes leave the registers.
-                float best[2 * L], k[2 * L];
+                window_taps(x, c, h, w, kt + o0, oc, n, m0, m1, 2 * r - pad, 2 * q - pad, acc);
+                // Only the pooled maxima and their codes leave the registers,
+                // each channel's to its own plane.
+                float best[2 * L];
+                int k[2 * L];
 #pragma GCC unroll 2
                 for (int half = 0; half < 2; half++) {
-                    __m256 bv, kv;
+                    __m256 bv;
+                    __m256i kv;
                     pool4(acc, half, &bv, &kv);
                     _mm256_storeu_ps(best + half * L, bv);
-                    _mm256_storeu_ps(k + half * L, kv);
+                    _mm256_storeu_si256((__m256i *)(k + half * L), kv);
                 }
                 long at = (long)o0 * plane + (long)r * pw + q;
                 for (int l = 0; l < n; l++) {

@@ -63,17 +63,26 @@ void col2im(const float *col, long ldcol, int c, int h, int w, int kh, int kw, i
             for (int v = 0; v < kw; v++) {
                 const float *row = col + ((long)(ch * kh + u) * kw + v) * ldcol;
                 // BEGIN SOLUTION task 8.2: add each element of this row of col back into dx, where im2col took it from
+                // As in im2col, outputs q0 ≤ q < q1 fall inside the row:
+                // the loop over them has no test in it, and at stride 1 it
+                // adds one run of floats onto another.
+                int q0 = 0, q1 = ow;
+                while (q0 < ow && q0 * stride + v - pad < 0)
+                    q0++;
+                while (q1 > q0 && (q1 - 1) * stride + v - pad >= w)
+                    q1--;
                 for (int r = 0; r < oh; r++) {
                     int iy = r * stride + u - pad;
                     if (iy < 0 || iy >= h)
                         continue;
-                    float *out = dx + ((long)ch * h + iy) * w;
+                    float *out = dx + ((long)ch * h + iy) * w + v - pad;
                     const float *in = row + (long)r * ow;
-                    for (int q = 0; q < ow; q++) {
-                        int ix = q * stride + v - pad;
-                        if (ix >= 0 && ix < w)
-                            out[ix] += in[q];
-                    }
+                    if (stride == 1)
+                        for (int q = q0; q < q1; q++)
+                            out[q] += in[q];
+                    else
+                        for (int q = q0; q < q1; q++)
+                            out[q * stride] += in[q];
                 }
                 // stub: (void)dx; (void)h; (void)w; (void)stride; (void)pad; (void)row; (void)oh; (void)ow;
                 // END SOLUTION

@@ -1,0 +1,266 @@
+// The implicit GEMM (conv_implicit.h): the packed GEMM's loops, with the
+// micro-panels of B packed from the images themselves.
+//
+// Why. For the book's second convolution a run of 16 images has a col
+// matrix of 288 × 1936 floats, 2.2 MB: four times this machine's L2. im2col
+// writes it out to L3, the GEMM's packing reads it back and writes it again
+// in micro-panels, and the micro-kernel reads those: the same 2.2 MB three
+// times through L3, for data that sits in the images' 21.6 KB each. Here
+// each micro-panel (kc × nr floats, 18 KB) is gathered from the images
+// just before the micro-kernel uses it, while it is in L1.
+#include "conv_implicit.h"
+
+#include <limits.h>
+
+#include "cpu.h"
+#include "gemm_parts.h"
+
+// The widest micro-panel of any ISA's kernel (AVX-512's nr).
+enum { MAX_NR = GEMM_AVX512_NR };
+
+static long min_long(long a, long b)
+{
+    return a < b ? a : b;
+}
+
+// Column j of the run is output (r, q) of image i = j / P: where its
+// top-left input lies (it may be in the padding), as an offset from the
+// run's first float and as a row and column of the image. The packing walks
+// the columns in order, one step at a time: no division per element.
+struct column {
+    long at;
+    int r, q, iy, ix;
+};
+
+static struct column column_of(const struct conv_geom *g, long xs, long j)
+{
+    long P = (long)g->oh * g->ow, p = j % P;
+    struct column c = {(j / P) * xs, (int)(p / g->ow), (int)(p % g->ow), 0, 0};
+    c.iy = c.r * g->stride - g->pad;
+    c.ix = c.q * g->stride - g->pad;
+    c.at += (long)c.iy * g->w + c.ix;
+    return c;
+}
+
+static void next_column(const struct conv_geom *g, long xs, struct column *c)
+{
+    if (++c->q < g->ow) {
+        c->ix += g->stride;
+        c->at += g->stride;
+        return;
+    }
+    c->at -= c->ix;  // back to the row's start, then down a row or to the next image
+    c->q = 0;
+    c->ix = -g->pad;
+    if (++c->r < g->oh) {
+        c->iy += g->stride;
+        c->at += (long)g->stride * g->w;
+    } else {
+        c->at += xs - (long)c->iy * g->w;
+        c->r = 0;
+        c->iy = -g->pad;
+        c->at += (long)c->iy * g->w;
+    }
+    c->at += c->ix;
+}
+
+// Row k of COL is channel ch through tap (u, v): its offset from a column's
+// top-left input. Walked in order too.
+struct tap {
+    long off;
+    int ch, u, v;
+};
+
+static struct tap tap_of(const struct conv_geom *g, long k)
+{
+    int taps = g->kh * g->kw, t = (int)(k % taps);
+    struct tap tp = {0, (int)(k / taps), t / g->kw, t % g->kw};
+    tp.off = ((long)tp.ch * g->h + tp.u) * g->w + tp.v;
+    return tp;
+}
+
+static void next_tap(const struct conv_geom *g, struct tap *t)
+{
+    if (++t->v < g->kw) {
+        t->off++;
+        return;
+    }
+    t->v = 0;
+    if (++t->u == g->kh) {
+        t->u = 0;
+        t->ch++;
+    }
+    t->off = ((long)t->ch * g->h + t->u) * g->w;
+}
+
+// COL[k][j], or 0 where it falls in the padding.
+static float col_at(const struct conv_geom *g, const float *x, const struct column *c,
+                    const struct tap *t)
+{
+    if ((unsigned)(c->iy + t->u) >= (unsigned)g->h || (unsigned)(c->ix + t->v) >= (unsigned)g->w)
+        return 0.0f;
+    return x[c->at + t->off];
+}
+
+// listing: conv_gather
+// b[p·nr + j] = x[rows[p] + cols[j]] for p < kc, j < nj, and 0 for
+// nj ≤ j < nr: a micro-panel whose element is at a row's offset plus a
+// column's. Without padding both packings are this loop.
+void conv_gather_scalar(const float *x, const long *rows, int kc, const int *cols, int nj, int nr,
+                        float *b)
+{
+    for (int p = 0; p < kc; p++, b += nr) {
+        const float *row = x + rows[p];
+        for (int j = 0; j < nj; j++)
+            b[j] = row[cols[j]];
+        for (int j = nj; j < nr; j++)
+            b[j] = 0.0f;
+    }
+}
+// end listing
+
+// The gather for a full micro-panel of 16 columns: AVX2's two 8-wide
+// gathers per row where the CPU has them.
+static void gather(const float *x, long span, const long *rows, int kc, const int *cols, int nj,
+                   int nr, float *b)
+{
+#if defined(__x86_64__)
+    if (nj == 16 && nr == 16 && isa_active() == ISA_AVX2) {
+        conv_gather16_avx2(x, span, rows, kc, cols, b);
+        return;
+    }
+#else
+    (void)span;
+#endif
+    conv_gather_scalar(x, rows, kc, cols, nj, nr, b);
+}
+
+// Rows are packed CHUNK at a time, their offsets in a small array.
+enum { CHUNK = 256 };
+
+// listing: pack_cols
+// One micro-panel of B for the forward: rows k0 … k0+kc−1 of COL, columns
+// j0 … j0+nj−1 (nj ≤ nr), stored b[p·nr + j] as pack_b_panel stores them;
+// missing columns are 0. Without padding every tap of every output lies
+// inside its image: element (p, j) is at the column's offset plus the
+// tap's, a gather with no test.
+static void pack_cols(const struct conv_geom *g, const float *x, long xs, long span, long k0,
+                      int kc, long j0, int nj, int nr, float *b)
+{
+    struct column cols[MAX_NR];
+    cols[0] = column_of(g, xs, j0);
+    for (int j = 1; j < nj; j++) {
+        cols[j] = cols[j - 1];
+        next_column(g, xs, &cols[j]);
+    }
+    struct tap t = tap_of(g, k0);
+    // With padding, or a panel too far across the images for an int offset,
+    // element by element.
+    if (g->pad != 0 || cols[nj - 1].at - cols[0].at > INT_MAX) {
+        for (int p = 0; p < kc; p++, b += nr, next_tap(g, &t)) {
+            for (int j = 0; j < nj; j++)
+                b[j] = col_at(g, x, &cols[j], &t);
+            for (int j = nj; j < nr; j++)
+                b[j] = 0.0f;
+        }
+        return;
+    }
+    int at[MAX_NR];  // from the first column's: a panel spans a few images
+    for (int j = 0; j < nj; j++)
+        at[j] = (int)(cols[j].at - cols[0].at);
+    long rows[CHUNK];
+    for (int p0 = 0; p0 < kc; p0 += CHUNK) {
+        int count = kc - p0 < CHUNK ? kc - p0 : CHUNK;
+        for (int p = 0; p < count; p++, next_tap(g, &t))
+            rows[p] = cols[0].at + t.off;
+        gather(x, span, rows, count, at, nj, nr, b + (long)p0 * nr);
+    }
+}
+// end listing
+
+// One micro-panel of B for dW, a block of COLᵀ: rows i0 … i0+kc−1 of COLᵀ
+// (columns of COL, output positions), columns k0 … k0+nk−1 (nk ≤ nr; taps),
+// b[p·nr + j] = COL[k0 + j][i0 + p].
+static void pack_taps(const struct conv_geom *g, const float *x, long xs, long span, long i0,
+                      int kc, long k0, int nk, int nr, float *b)
+{
+    struct tap taps[MAX_NR];
+    taps[0] = tap_of(g, k0);
+    for (int j = 1; j < nk; j++) {
+        taps[j] = taps[j - 1];
+        next_tap(g, &taps[j]);
+    }
+    struct column c = column_of(g, xs, i0);
+    if (g->pad != 0 || taps[nk - 1].off - taps[0].off > INT_MAX) {
+        for (int p = 0; p < kc; p++, b += nr, next_column(g, xs, &c)) {
+            for (int j = 0; j < nk; j++)
+                b[j] = col_at(g, x, &c, &taps[j]);
+            for (int j = nk; j < nr; j++)
+                b[j] = 0.0f;
+        }
+        return;
+    }
+    int off[MAX_NR];  // from the first tap's: a panel spans a channel or two
+    for (int j = 0; j < nk; j++)
+        off[j] = (int)(taps[j].off - taps[0].off);
+    long rows[CHUNK];
+    for (int p0 = 0; p0 < kc; p0 += CHUNK) {
+        int count = kc - p0 < CHUNK ? kc - p0 : CHUNK;
+        for (int p = 0; p < count; p++, next_column(g, xs, &c))
+            rows[p] = c.at + taps[0].off;
+        gather(x, span, rows, count, off, nk, nr, b + (long)p0 * nr);
+    }
+}
+
+// Packs rows k0 … k0+kc−1, columns j0 … j0+nj−1 of op(B) as one
+// micro-panel: pack_cols (op(B) = COL) or pack_taps (COLᵀ).
+typedef void pack_fn(const struct conv_geom *g, const float *x, long xs, long span, long k0,
+                     int kc, long j0, int nj, int nr, float *b);
+
+// listing: implicit_gemm
+// C (rows × n) = A (rows × k, its rows lda apart) · op(B) (k × n) + beta·C,
+// with op(B)'s micro-panels packed from the run's m images by pack: the
+// packed GEMM's loops (chapter 4) with all of A's rows (a few dozen
+// filters) in one packed block, and one micro-panel of B at a time, packed
+// just before the micro-kernel uses it, while it is in L1.
+static int implicit_gemm(const struct conv_geom *g, const float *x, long xs, int m, pack_fn *pack,
+                         int rows, long k, long n, const float *A, long lda, float beta, float *C,
+                         long ldc)
+{
+    const struct gemm_kernel *kernel = gemm_current_kernel();
+    struct gemm_blocking bl = kernel->blocking;
+    int kc = (int)min_long(bl.kc, k), mr = bl.mr, nr = bl.nr;
+    float *a = gemm_buffer(GEMM_BUFFER_A, (long)(rows + mr - 1) / mr * mr * kc);
+    float *b = gemm_buffer(GEMM_BUFFER_B, (long)nr * kc);
+    if (!a || !b || nr > MAX_NR)
+        return -1;
+    for (long pc = 0; pc < k; pc += kc) {
+        int k_now = (int)min_long(kc, k - pc);
+        float beta_now = pc == 0 ? beta : 1.0f;  // later passes over k add
+        pack_a_panel(GEMM_NOTRANS, rows, k_now, A + pc, (int)lda, mr, a);
+        for (long jr = 0; jr < n; jr += nr) {
+            int n_now = (int)min_long(nr, n - jr);
+            pack(g, x, xs, m * xs, pc, k_now, jr, n_now, nr, b);
+            for (int ir = 0; ir < rows; ir += mr)
+                kernel->run((int)min_long(mr, rows - ir), n_now, k_now, a + (long)ir * k_now, b,
+                            C + ir * ldc + jr, (int)ldc, 1.0f, beta_now);
+        }
+    }
+    return 0;
+}
+// end listing
+
+int conv_implicit_forward(const struct conv_geom *g, const float *x, long xs, int m,
+                          const float *w, int oc, float *out)
+{
+    long K = (long)g->c * g->kh * g->kw, n = (long)m * g->oh * g->ow;
+    return implicit_gemm(g, x, xs, m, pack_cols, oc, K, n, w, K, 0.0f, out, n);
+}
+
+int conv_implicit_dw(const struct conv_geom *g, const float *x, long xs, int m, const float *dy,
+                     int oc, float *dw)
+{
+    // The GEMM's k runs over the run's output positions.
+    long K = (long)g->c * g->kh * g->kw, n = (long)m * g->oh * g->ow;
+    return implicit_gemm(g, x, xs, m, pack_taps, oc, n, K, dy, n, 1.0f, dw, K);
+}

@@ -1,0 +1,42 @@
+#ifndef CONV_IMPLICIT_H
+#define CONV_IMPLICIT_H
+
+// The implicit GEMM of conv.h's "implicit" path: the im2col path's two
+// GEMMs that read the col matrix, with that matrix never written. The
+// GEMM's packing step, which copies each micro-panel of B into the order the
+// micro-kernel reads, takes it straight from the images instead of from a
+// col matrix that im2col wrote and the packing reads back.
+//
+// A run is m images side by side (their xs floats apart from x on): its col
+// matrix COL is K × (m·P), K = c·kh·kw rows and one column per output
+// position of each image (image j / P, position j % P), as im2col lays the
+// images' matrices side by side. Every sum is the one the packed GEMM
+// (common/gemm/gemm_packed.c) makes on COL with the same micro-kernel and
+// blocking, term for term.
+
+// One convolution's sizes: the image c×h×w, the filter kh×kw, the output
+// oh×ow.
+struct conv_geom {
+    int c, h, w, kh, kw, stride, pad, oh, ow;
+};
+
+// out (oc × m·P, its rows m·P floats apart) = w (oc×K) · COL.
+// Returns 0, or -1 when there is no memory for the packing buffers.
+int conv_implicit_forward(const struct conv_geom *g, const float *x, long xs, int m,
+                          const float *w, int oc, float *out);
+
+// dw (oc×K) += dy (oc × m·P, rows m·P floats apart) · COLᵀ.
+// Returns 0, or -1 when there is no memory for the packing buffers.
+int conv_implicit_dw(const struct conv_geom *g, const float *x, long xs, int m, const float *dy,
+                     int oc, float *dw);
+
+// b[p·nr + j] = x[rows[p] + cols[j]] for p < kc, j < nj (≤ nr), and 0 for
+// nj ≤ j < nr: one packed micro-panel gathered from the images. The AVX2
+// version takes full panels of 16 columns (the AVX2 kernel's nr); it may
+// read, and ignore, any float of x[0 … span) near the ones it takes.
+void conv_gather_scalar(const float *x, const long *rows, int kc, const int *cols, int nj, int nr,
+                        float *b);
+void conv_gather16_avx2(const float *x, long span, const long *rows, int kc, const int *cols,
+                        float *b);
+
+#endif
