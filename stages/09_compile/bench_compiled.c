@@ -59,7 +59,7 @@ static int add(struct pass *p, int n, const char *op, int layer, long read, long
     p[n].phase = n > 0 ? p[n - 1].phase : FORWARD;
     if (!strncmp(op, "cross-entropy", 13))
         p[n].phase = LOSS;
-    else if (!strncmp(op, "zero", 4) || (p[n].phase == LOSS && strncmp(op, "cross", 5)))
+    else if (p[n].phase == LOSS && strncmp(op, "cross", 5))
         p[n].phase = BACKWARD;
     p[n].read = read;
     p[n].written = written;
@@ -77,20 +77,20 @@ static int eager_passes(const int *s, int nsizes, long b, struct pass *p)
         if (l + 1 < layers)
             n = add(p, n, "relu", l + 1, b * out, b * out);
     }
-    long c = s[layers], params = 0;
-    for (int l = 0; l < layers; l++)
-        params += (long)s[l] * s[l + 1] + s[l + 1];
+    long c = s[layers];
+    // nn_forget_grad costs no pass: the weights' gradients are written by
+    // their GEMMs, each the first to reach its gradient (beta = 0, C not
+    // read). The loops that add (tape_grad) still zero theirs first.
     n = add(p, n, "cross-entropy: softmax", 0, b * c + b, b * c + b);  // probs, labels copied
-    n = add(p, n, "zero every gradient", 0, 0, params);                // nn_zero_grad
     n = add(p, n, "cross-entropy backward: zeroed dz", 0, 0, b * c);   // tape_grad
     n = add(p, n, "cross-entropy backward", 0, 2 * b * c, b * c);
     for (int l = layers - 1; l >= 0; l--) {
         long in = s[l], out = s[l + 1];
-        if (l > 0) {
-            n = add(p, n, "linear backward: zeroed dx", l + 1, 0, b * in);
-            n = add(p, n, "linear backward: dx GEMM", l + 1, b * out + in * out + b * in, b * in);
-        }
-        n = add(p, n, "linear backward: dW GEMM", l + 1, b * in + b * out + in * out, in * out);
+        if (l > 0)
+            n = add(p, n, "linear backward: dx GEMM with beta 0", l + 1, b * out + in * out,
+                    b * in);
+        n = add(p, n, "linear backward: dW GEMM with beta 0", l + 1, b * in + b * out, in * out);
+        n = add(p, n, "linear backward: zeroed dbias", l + 1, 0, out);  // tape_grad
         n = add(p, n, "linear backward: dbias", l + 1, b * out + out, out);
         if (l > 0) {
             n = add(p, n, "relu backward: zeroed dx", l, 0, b * in);
