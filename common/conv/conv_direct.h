@@ -1,6 +1,8 @@
 #ifndef CONV_DIRECT_H
 #define CONV_DIRECT_H
 
+#include <stddef.h>
+
 #include "cpu.h"
 
 // The direct 3×3 convolution of conv.h's "direct" path: stride 1, zero
@@ -50,6 +52,19 @@ typedef void conv_pool_fn(const float *x, int c, int h, int w, const float *kt,
 // pair of channels, where the im2col path makes it a GEMM whose n is 9.
 typedef void conv_dw_fn(const float *x, int c, int h, int w, const float *dy, long ldy, int oc,
                         int pad, float *dw);
+
+// The fused kernels' tap outside the image's interior: the pixels of
+// channel ch under one tap for a window's four outputs, (0, 0), (0, 1),
+// (1, 0), (1, 1) from row y, column xx; NULL where the tap falls in the
+// padding (the vector kernels then skip it).
+static inline void window_pixels(const float *x, int ch, int h, int w, int y, int xx,
+                                 const float *px[4])
+{
+    for (int at = 0; at < 4; at++) {
+        int r = y + at / 2, q = xx + at % 2;
+        px[at] = r >= 0 && r < h && q >= 0 && q < w ? x + ((long)ch * h + r) * w + q : NULL;
+    }
+}
 
 // The kernels of isa, as conv_direct_kernel.
 conv_pool_fn *conv_pool_kernel(enum isa isa);

@@ -168,12 +168,7 @@ static inline __attribute__((always_inline)) void window_taps(const float *x, in
         for (int u = 0; u < 3; u++)
             for (int v = 0; v < 3; v++) {
                 const float *px[4];
-                for (int at = 0; at < 4; at++) {
-                    int y = iy + at / 2 + u, xx = ix + at % 2 + v;
-                    px[at] = y >= 0 && y < h && xx >= 0 && xx < w
-                                 ? x + ((long)ch * h + y) * w + xx
-                                 : NULL;
-                }
+                window_pixels(x, ch, h, w, iy + u, ix + v, px);
                 tap(kt + ((ch * 3 + u) * 3 + v) * oc, m0, m1, px, acc);
             }
 }

@@ -192,12 +192,7 @@ static inline void window_taps(const float *x, int c, int h, int w, const float 
         for (int u = 0; u < 3; u++)
             for (int v = 0; v < 3; v++) {
                 const float *px[4];
-                for (int at = 0; at < 4; at++) {
-                    int y = iy + at / 2 + u, xx = ix + at % 2 + v;
-                    px[at] = y >= 0 && y < h && xx >= 0 && xx < w
-                                 ? x + ((long)ch * h + y) * w + xx
-                                 : NULL;
-                }
+                window_pixels(x, ch, h, w, iy + u, ix + v, px);
                 tap(kt + ((ch * 3 + u) * 3 + v) * oc, n, px, acc);
             }
 }
