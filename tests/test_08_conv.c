@@ -32,6 +32,7 @@
 #include "cpu.h"
 #include "dataset.h"
 #include "gemm_backend.h"
+#include "gemm_parts.h"
 #include "golden.h"
 #include "malloc_count.h"
 #include "mat.h"
@@ -1121,6 +1122,111 @@ Test(conv, gather16_avx2_equals_scalar)
 {
 #if defined(__x86_64__)
     gather_against_scalar(ISA_AVX2);
+#else
+    cr_log_info("skipped: no AVX2 on this architecture");
+#endif
+}
+
+// dW's panels at stride 1 (conv_transpose): the AVX2 transpose against the
+// scalar loop, bit for bit, at panel widths of every ISA's nr that is whole
+// 8×8 blocks (AVX2's 16, AVX-512's 32, and 8), with fewer taps than columns
+// (conv1 has 9), stretches of 1 to 40 outputs (not multiples of 8), taps in
+// runs of three as a filter's rows give them, and stretches that end at the
+// last float of x, where a block's loads would leave it. Nothing past the
+// panel's len rows is written.
+#if defined(__x86_64__)
+static void transpose_against_scalar(enum isa isa)
+{
+    if (isa_force(isa) != 0) {
+        cr_log_info("skipped: this CPU cannot run %s", isa_name(isa));
+        return;
+    }
+    const int widths[] = {8, 16, 32}, taps[] = {1, 7, 8, 9, 16, 17, 32};
+    const int lens[] = {1, 3, 7, 8, 9, 11, 17, 40};
+    const long span = 3000;
+    float *x = filled(span, 91);
+    float *want = malloc(sizeof(float) * 41 * 32), *got = malloc(sizeof(float) * 41 * 32);
+    for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++)
+        for (size_t t = 0; t < sizeof taps / sizeof taps[0]; t++) {
+            int nr = widths[w], nj = taps[t];
+            if (nj > nr)
+                continue;
+            int cols[32];
+            for (int j = 0; j < nj; j++)  // three taps, then a gap of a row
+                cols[j] = j / 3 * 13 + j % 3 + (j / 9) * 100;
+            for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++) {
+                int len = lens[l];
+                long last = span - len - cols[nj - 1];  // the stretch ends at x's end
+                const long starts[] = {0, 5, last - 3, last};
+                for (int a = 0; a < 4; a++) {
+                    long at = starts[a];
+                    if (at < 0 || at > last)
+                        continue;
+                    for (int i = 0; i < 41 * 32; i++)
+                        want[i] = got[i] = -1.0f;
+                    conv_transpose_scalar(x, at, len, cols, nj, nr, want);
+                    conv_transpose_avx2(x, span, at, len, cols, nj, nr, got);
+                    char what[96];
+                    snprintf(what, sizeof what, "transposed panel nr %d, %d taps, len %d, at %ld",
+                             nr, nj, len, at);
+                    expect_same_bits(what, want, got, 41L * 32);
+                    for (int i = len * nr; i < 41 * 32; i++)
+                        cr_assert(got[i] == -1.0f, "%s: wrote b[%d], past the panel", what, i);
+                }
+            }
+        }
+    free(x);
+    free(want);
+    free(got);
+    isa_force(isa_best());
+}
+#endif
+
+Test(conv, transpose_avx2_equals_scalar)
+{
+#if defined(__x86_64__)
+    transpose_against_scalar(ISA_AVX2);
+#else
+    cr_log_info("skipped: no AVX2 on this architecture");
+#endif
+}
+
+// The AVX2 packing of A's slivers (mr = 6) lays them out as pack_a_panel
+// does, bit for bit, at lengths around its blocks of eight (kc 1 to 17, and
+// long), from rows wider than kc; nothing past the sliver is written.
+#if defined(__x86_64__)
+static void sliver6_against_pack_a(enum isa isa)
+{
+    if (isa_force(isa) != 0) {
+        cr_log_info("skipped: this CPU cannot run %s", isa_name(isa));
+        return;
+    }
+    const int lengths[] = {1, 5, 7, 8, 9, 15, 16, 17, 100, 1000};
+    const long lda = 1003;
+    float *A = filled(6 * lda, 93);
+    float *want = malloc(sizeof(float) * (6 * 1000 + 8)),
+          *got = malloc(sizeof(float) * (6 * 1000 + 8));
+    for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
+        int kc = lengths[l];
+        for (int i = 0; i < 6 * 1000 + 8; i++)
+            want[i] = got[i] = -1.0f;
+        pack_a_panel(GEMM_NOTRANS, 6, kc, A + 1, (int)lda, 6, want);
+        conv_pack_sliver6_avx2(kc, A + 1, lda, got);
+        char what[64];
+        snprintf(what, sizeof what, "sliver of 6 × %d", kc);
+        expect_same_bits(what, want, got, 6 * 1000 + 8);
+    }
+    free(A);
+    free(want);
+    free(got);
+    isa_force(isa_best());
+}
+#endif
+
+Test(conv, sliver6_avx2_equals_pack_a)
+{
+#if defined(__x86_64__)
+    sliver6_against_pack_a(ISA_AVX2);
 #else
     cr_log_info("skipped: no AVX2 on this architecture");
 #endif
