@@ -31,6 +31,7 @@
 #include "conv_implicit.h"
 #include "cpu.h"
 #include "dataset.h"
+#include "gemm.h"
 #include "gemm_backend.h"
 #include "gemm_parts.h"
 #include "golden.h"
@@ -1230,6 +1231,50 @@ Test(conv, sliver6_avx2_equals_pack_a)
 #else
     cr_log_info("skipped: no AVX2 on this architecture");
 #endif
+}
+
+// The implicit dW makes the packed GEMM's sums on COL term for term, however
+// its panels are packed: the same bits as im2col then gemm_packed, on every
+// ISA this CPU has, with stretches across images, a k of more than one kc
+// block (9 images of 121 outputs), padding and stride 2 (the gather), and
+// filter counts that leave a part sliver.
+Test(conv, implicit_dw_same_bits_as_im2col_gemm, .timeout = 120)
+{
+    const struct conv_case cases[] = {{9, 5, 13, 13, 7, 3, 3, 1, 0}, {3, 17, 6, 7, 65, 3, 3, 1, 0},
+                                      {2, 3, 9, 8, 4, 2, 3, 2, 1}, {2, 1, 28, 28, 32, 3, 3, 1, 0}};
+    const enum isa isas[] = {ISA_SCALAR, ISA_AVX2, ISA_AVX512, ISA_NEON};
+    for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
+        if (isa_force(isas[i]) != 0)
+            continue;
+        for (size_t s = 0; s < sizeof cases / sizeof cases[0]; s++) {
+            const struct conv_case *k = &cases[s];
+            struct conv_geom g = {k->c, k->h, k->w, k->kh, k->kw, k->stride, k->pad, 0, 0};
+            g.oh = (k->h + 2 * k->pad - k->kh) / k->stride + 1;
+            g.ow = (k->w + 2 * k->pad - k->kw) / k->stride + 1;
+            long xs = (long)k->c * k->h * k->w, P = (long)g.oh * g.ow, ld = k->n * P;
+            long K = (long)k->c * k->kh * k->kw;
+            float *x = filled(k->n * xs, 1500 + s), *dy = filled(k->oc * ld, 1520 + s);
+            float *want = filled(k->oc * K, 1540 + s), *got = malloc(sizeof(float) * k->oc * K);
+            float *col = malloc(sizeof(float) * K * ld);
+            memcpy(got, want, sizeof(float) * k->oc * K);
+            for (int j = 0; j < k->n; j++)
+                im2col(x + j * xs, k->c, k->h, k->w, k->kh, k->kw, k->stride, k->pad, col + j * P,
+                       ld);
+            gemm_packed(GEMM_NOTRANS, GEMM_TRANS, k->oc, (int)K, (int)ld, 1.0f, dy, (int)ld, col,
+                        (int)ld, 1.0f, want, (int)K);
+            cr_assert_eq(conv_implicit_dw(&g, x, xs, k->n, dy, k->oc, got), 0);
+            char shape[128], what[192];
+            describe(k, shape, sizeof shape);
+            snprintf(what, sizeof what, "%s, implicit dW on %s", shape, isa_name(isas[i]));
+            expect_same_bits(what, want, got, k->oc * K);
+            free(x);
+            free(dy);
+            free(want);
+            free(got);
+            free(col);
+        }
+    }
+    isa_force(isa_best());
 }
 
 // The implicit path runs the active ISA's micro-kernel: on each one this
