@@ -1136,12 +1136,8 @@ Test(conv, gather16_avx2_equals_scalar)
 // last float of x, where a block's loads would leave it. Nothing past the
 // panel's len rows is written.
 #if defined(__x86_64__)
-static void transpose_against_scalar(enum isa isa)
+static void transposes_against_scalar(void)
 {
-    if (isa_force(isa) != 0) {
-        cr_log_info("skipped: this CPU cannot run %s", isa_name(isa));
-        return;
-    }
     const int widths[] = {8, 16, 32}, taps[] = {1, 7, 8, 9, 16, 17, 32};
     const int lens[] = {1, 3, 7, 8, 9, 11, 17, 40};
     const long span = 3000;
@@ -1179,29 +1175,13 @@ static void transpose_against_scalar(enum isa isa)
     free(x);
     free(want);
     free(got);
-    isa_force(isa_best());
-}
-#endif
-
-Test(conv, transpose_avx2_equals_scalar)
-{
-#if defined(__x86_64__)
-    transpose_against_scalar(ISA_AVX2);
-#else
-    cr_log_info("skipped: no AVX2 on this architecture");
-#endif
 }
 
 // The AVX2 packing of A's slivers (mr = 6) lays them out as pack_a_panel
 // does, bit for bit, at lengths around its blocks of eight (kc 1 to 17, and
 // long), from rows wider than kc; nothing past the sliver is written.
-#if defined(__x86_64__)
-static void sliver6_against_pack_a(enum isa isa)
+static void slivers_against_pack_a(void)
 {
-    if (isa_force(isa) != 0) {
-        cr_log_info("skipped: this CPU cannot run %s", isa_name(isa));
-        return;
-    }
     const int lengths[] = {1, 5, 7, 8, 9, 15, 16, 17, 100, 1000};
     const long lda = 1003;
     float *A = filled(6 * lda, 93);
@@ -1220,14 +1200,18 @@ static void sliver6_against_pack_a(enum isa isa)
     free(A);
     free(want);
     free(got);
-    isa_force(isa_best());
 }
 #endif
 
-Test(conv, sliver6_avx2_equals_pack_a)
+Test(conv, packings_avx2_equal_scalar)
 {
 #if defined(__x86_64__)
-    sliver6_against_pack_a(ISA_AVX2);
+    if (!isa_supported(ISA_AVX2)) {
+        cr_log_info("skipped: this CPU cannot run avx2");
+        return;
+    }
+    transposes_against_scalar();
+    slivers_against_pack_a();
 #else
     cr_log_info("skipped: no AVX2 on this architecture");
 #endif
