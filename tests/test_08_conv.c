@@ -31,7 +31,9 @@
 #include "conv_implicit.h"
 #include "cpu.h"
 #include "dataset.h"
+#include "gemm.h"
 #include "gemm_backend.h"
+#include "gemm_parts.h"
 #include "golden.h"
 #include "malloc_count.h"
 #include "mat.h"
@@ -1124,6 +1126,139 @@ Test(conv, gather16_avx2_equals_scalar)
 #else
     cr_log_info("skipped: no AVX2 on this architecture");
 #endif
+}
+
+// dW's panels at stride 1 (conv_transpose): the AVX2 transpose against the
+// scalar loop, bit for bit, at panel widths of every ISA's nr that is whole
+// 8×8 blocks (AVX2's 16, AVX-512's 32, and 8), with fewer taps than columns
+// (conv1 has 9), stretches of 1 to 40 outputs (not multiples of 8), taps in
+// runs of three as a filter's rows give them, and stretches that end at the
+// last float of x, where a block's loads would leave it. Nothing past the
+// panel's len rows is written.
+#if defined(__x86_64__)
+static void transposes_against_scalar(void)
+{
+    const int widths[] = {8, 16, 32}, taps[] = {1, 7, 8, 9, 16, 17, 32};
+    const int lens[] = {1, 3, 7, 8, 9, 11, 17, 40};
+    const long span = 3000;
+    float *x = filled(span, 91);
+    float *want = malloc(sizeof(float) * 41 * 32), *got = malloc(sizeof(float) * 41 * 32);
+    for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++)
+        for (size_t t = 0; t < sizeof taps / sizeof taps[0]; t++) {
+            int nr = widths[w], nj = taps[t];
+            if (nj > nr)
+                continue;
+            int cols[32];
+            for (int j = 0; j < nj; j++)  // three taps, then a gap of a row
+                cols[j] = j / 3 * 13 + j % 3 + (j / 9) * 100;
+            for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++) {
+                int len = lens[l];
+                long last = span - len - cols[nj - 1];  // the stretch ends at x's end
+                const long starts[] = {0, 5, last - 3, last};
+                for (int a = 0; a < 4; a++) {
+                    long at = starts[a];
+                    if (at < 0 || at > last)
+                        continue;
+                    for (int i = 0; i < 41 * 32; i++)
+                        want[i] = got[i] = -1.0f;
+                    conv_transpose_scalar(x, at, len, cols, nj, nr, want);
+                    conv_transpose_avx2(x, span, at, len, cols, nj, nr, got);
+                    char what[96];
+                    snprintf(what, sizeof what, "transposed panel nr %d, %d taps, len %d, at %ld",
+                             nr, nj, len, at);
+                    expect_same_bits(what, want, got, 41L * 32);
+                    for (int i = len * nr; i < 41 * 32; i++)
+                        cr_assert(got[i] == -1.0f, "%s: wrote b[%d], past the panel", what, i);
+                }
+            }
+        }
+    free(x);
+    free(want);
+    free(got);
+}
+
+// The AVX2 packing of A's slivers (mr = 6) lays them out as pack_a_panel
+// does, bit for bit, at lengths around its blocks of eight (kc 1 to 17, and
+// long), from rows wider than kc; nothing past the sliver is written.
+static void slivers_against_pack_a(void)
+{
+    const int lengths[] = {1, 5, 7, 8, 9, 15, 16, 17, 100, 1000};
+    const long lda = 1003;
+    float *A = filled(6 * lda, 93);
+    float *want = malloc(sizeof(float) * (6 * 1000 + 8)),
+          *got = malloc(sizeof(float) * (6 * 1000 + 8));
+    for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
+        int kc = lengths[l];
+        for (int i = 0; i < 6 * 1000 + 8; i++)
+            want[i] = got[i] = -1.0f;
+        pack_a_panel(GEMM_NOTRANS, 6, kc, A + 1, (int)lda, 6, want);
+        conv_pack_sliver6_avx2(kc, A + 1, lda, got);
+        char what[64];
+        snprintf(what, sizeof what, "sliver of 6 × %d", kc);
+        expect_same_bits(what, want, got, 6 * 1000 + 8);
+    }
+    free(A);
+    free(want);
+    free(got);
+}
+#endif
+
+Test(conv, packings_avx2_equal_scalar)
+{
+#if defined(__x86_64__)
+    if (!isa_supported(ISA_AVX2)) {
+        cr_log_info("skipped: this CPU cannot run avx2");
+        return;
+    }
+    transposes_against_scalar();
+    slivers_against_pack_a();
+#else
+    cr_log_info("skipped: no AVX2 on this architecture");
+#endif
+}
+
+// The implicit dW makes the packed GEMM's sums on COL term for term, however
+// its panels are packed: the same bits as im2col then gemm_packed, on every
+// ISA this CPU has, with stretches across images, a k of more than one kc
+// block (9 images of 121 outputs), padding and stride 2 (the gather), and
+// filter counts that leave a part sliver.
+Test(conv, implicit_dw_same_bits_as_im2col_gemm, .timeout = 120)
+{
+    const struct conv_case cases[] = {{9, 5, 13, 13, 7, 3, 3, 1, 0}, {3, 17, 6, 7, 65, 3, 3, 1, 0},
+                                      {2, 3, 9, 8, 4, 2, 3, 2, 1}, {2, 1, 28, 28, 32, 3, 3, 1, 0}};
+    const enum isa isas[] = {ISA_SCALAR, ISA_AVX2, ISA_AVX512, ISA_NEON};
+    for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
+        if (isa_force(isas[i]) != 0)
+            continue;
+        for (size_t s = 0; s < sizeof cases / sizeof cases[0]; s++) {
+            const struct conv_case *k = &cases[s];
+            struct conv_geom g = {k->c, k->h, k->w, k->kh, k->kw, k->stride, k->pad, 0, 0};
+            g.oh = (k->h + 2 * k->pad - k->kh) / k->stride + 1;
+            g.ow = (k->w + 2 * k->pad - k->kw) / k->stride + 1;
+            long xs = (long)k->c * k->h * k->w, P = (long)g.oh * g.ow, ld = k->n * P;
+            long K = (long)k->c * k->kh * k->kw;
+            float *x = filled(k->n * xs, 1500 + s), *dy = filled(k->oc * ld, 1520 + s);
+            float *want = filled(k->oc * K, 1540 + s), *got = malloc(sizeof(float) * k->oc * K);
+            float *col = malloc(sizeof(float) * K * ld);
+            memcpy(got, want, sizeof(float) * k->oc * K);
+            for (int j = 0; j < k->n; j++)
+                im2col(x + j * xs, k->c, k->h, k->w, k->kh, k->kw, k->stride, k->pad, col + j * P,
+                       ld);
+            gemm_packed(GEMM_NOTRANS, GEMM_TRANS, k->oc, (int)K, (int)ld, 1.0f, dy, (int)ld, col,
+                        (int)ld, 1.0f, want, (int)K);
+            cr_assert_eq(conv_implicit_dw(&g, x, xs, k->n, dy, k->oc, got), 0);
+            char shape[128], what[192];
+            describe(k, shape, sizeof shape);
+            snprintf(what, sizeof what, "%s, implicit dW on %s", shape, isa_name(isas[i]));
+            expect_same_bits(what, want, got, k->oc * K);
+            free(x);
+            free(dy);
+            free(want);
+            free(got);
+            free(col);
+        }
+    }
+    isa_force(isa_best());
 }
 
 // The implicit path runs the active ISA's micro-kernel: on each one this

@@ -8,6 +8,8 @@
 
 #include <immintrin.h>
 
+#include "transpose8_avx2.h"
+
 enum { L = 8 };
 
 // All-ones in lanes 0 .. lanes−1.
@@ -171,27 +173,6 @@ static inline __attribute__((always_inline)) void window_taps(const float *x, in
                 window_pixels(x, ch, h, w, iy + u, ix + v, px);
                 tap(kt + ((ch * 3 + u) * 3 + v) * oc, m0, m1, px, acc);
             }
-}
-
-// Eight windows' vectors of 8 channels in, eight channels' vectors of 8
-// windows out: the 8×8 transpose, in three rounds of shuffles.
-static inline void transpose8(__m256 r[L])
-{
-    __m256 t[L], s[L];
-    for (int i = 0; i < L; i += 2) {
-        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-    }
-    for (int i = 0; i < L; i += 4) {
-        s[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
-        s[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
-        s[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
-        s[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
-    }
-    for (int i = 0; i < 4; i++) {
-        r[i] = _mm256_permute2f128_ps(s[i], s[i + 4], 0x20);
-        r[i + 4] = _mm256_permute2f128_ps(s[i], s[i + 4], 0x31);
-    }
 }
 
 // The low byte of each of the 8 integers in k, stored as 8 bytes.

@@ -135,6 +135,39 @@ static void gather(const float *x, long span, const long *rows, int kc, const in
     conv_gather_scalar(x, rows, kc, cols, nj, nr, b);
 }
 
+// b[p·nr + j] = x[at + p + cols[j]] for p < len, j < nj, and 0 for
+// nj ≤ j < nr: the gather whose rows are len consecutive offsets. Column j
+// of the panel is then a run of x, x[at + cols[j]] onwards: the panel is
+// those nj runs, turned round.
+void conv_transpose_scalar(const float *x, long at, int len, const int *cols, int nj, int nr,
+                           float *b)
+{
+    for (int p = 0; p < len; p++, b += nr) {
+        const float *row = x + at + p;
+        for (int j = 0; j < nj; j++)
+            b[j] = row[cols[j]];
+        for (int j = nj; j < nr; j++)
+            b[j] = 0.0f;
+    }
+}
+
+// The transpose in 8×8 blocks of registers where the CPU has AVX2 (every
+// AVX-512 CPU does) and the panel is whole blocks wide.
+static void transpose(const float *x, long span, long at, int len, const int *cols, int nj,
+                      int nr, float *b)
+{
+#if defined(__x86_64__)
+    enum isa isa = isa_active();
+    if (nr % 8 == 0 && (isa == ISA_AVX2 || isa == ISA_AVX512)) {
+        conv_transpose_avx2(x, span, at, len, cols, nj, nr, b);
+        return;
+    }
+#else
+    (void)span;
+#endif
+    conv_transpose_scalar(x, at, len, cols, nj, nr, b);
+}
+
 // Rows are packed CHUNK at a time, their offsets in a small array.
 enum { CHUNK = 256 };
 
@@ -178,6 +211,7 @@ static void pack_cols(const struct conv_geom *g, const float *x, long xs, long s
 }
 // end listing
 
+// listing: pack_taps
 // One micro-panel of B for dW, a block of COLᵀ: rows i0 … i0+kc−1 of COLᵀ
 // (columns of COL, output positions), columns k0 … k0+nk−1 (nk ≤ nr; taps),
 // b[p·nr + j] = COL[k0 + j][i0 + p].
@@ -203,6 +237,22 @@ static void pack_taps(const struct conv_geom *g, const float *x, long xs, long s
     int off[MAX_NR];  // from the first tap's: a panel spans a channel or two
     for (int j = 0; j < nk; j++)
         off[j] = (int)(taps[j].off - taps[0].off);
+    if (g->stride == 1) {
+        // The panel's rows, output positions, go along output rows: the
+        // outputs of one row are consecutive inputs, and each tap's values
+        // over them a run of x. So the panel is made a stretch of one output
+        // row at a time (11 outputs here), each stretch a transpose.
+        for (int p = 0; p < kc;) {
+            int len = (int)min_long(g->ow - c.q, kc - p);
+            transpose(x, span, c.at + taps[0].off, len, off, nk, nr, b + (long)p * nr);
+            p += len;
+            c.q += len - 1;  // to the stretch's last output, then a step on
+            c.ix += len - 1;
+            c.at += len - 1;
+            next_column(g, xs, &c);
+        }
+        return;
+    }
     long rows[CHUNK];
     for (int p0 = 0; p0 < kc; p0 += CHUNK) {
         int count = kc - p0 < CHUNK ? kc - p0 : CHUNK;
@@ -210,6 +260,23 @@ static void pack_taps(const struct conv_geom *g, const float *x, long xs, long s
             rows[p] = c.at + taps[0].off;
         gather(x, span, rows, count, off, nk, nr, b + (long)p0 * nr);
     }
+}
+// end listing
+
+// A's rows × kc block in slivers of mr, as pack_a_panel(GEMM_NOTRANS, …)
+// packs it. For dW, A is DY, 64 × 1,936 floats per run: pack_a_panel moves
+// a sliver's last two of six rows a float at a time, and on AVX2 the whole
+// slivers go through 8×8 transposes instead.
+static void pack_a(int rows, int kc, const float *A, long lda, int mr, float *a)
+{
+    int i0 = 0;
+#if defined(__x86_64__)
+    if (mr == 6 && isa_active() == ISA_AVX2)
+        for (; i0 + 6 <= rows; i0 += 6)
+            conv_pack_sliver6_avx2(kc, A + i0 * lda, lda, a + (long)i0 * kc);
+#endif
+    if (i0 < rows)
+        pack_a_panel(GEMM_NOTRANS, rows - i0, kc, A + i0 * lda, (int)lda, mr, a + (long)i0 * kc);
 }
 
 // Packs rows k0 … k0+kc−1, columns j0 … j0+nj−1 of op(B) as one
@@ -237,7 +304,7 @@ static int implicit_gemm(const struct conv_geom *g, const float *x, long xs, int
     for (long pc = 0; pc < k; pc += kc) {
         int k_now = (int)min_long(kc, k - pc);
         float beta_now = pc == 0 ? beta : 1.0f;  // later passes over k add
-        pack_a_panel(GEMM_NOTRANS, rows, k_now, A + pc, (int)lda, mr, a);
+        pack_a(rows, k_now, A + pc, lda, mr, a);
         for (long jr = 0; jr < n; jr += nr) {
             int n_now = (int)min_long(nr, n - jr);
             pack(g, x, xs, m * xs, pc, k_now, jr, n_now, nr, b);

@@ -39,4 +39,20 @@ void conv_gather_scalar(const float *x, const long *rows, int kc, const int *col
 void conv_gather16_avx2(const float *x, long span, const long *rows, int kc, const int *cols,
                         float *b);
 
+// b[p·nr + j] = x[at + p + cols[j]] for p < len, j < nj (≤ nr), and 0 for
+// nj ≤ j < nr: the gather with rows[p] = at + p. At stride 1, len outputs of
+// one row have this form in dW's panels of COLᵀ: each tap's values over them
+// lie side by side in x, so the panel is a transpose of nj short rows of x.
+// cols ascend (as taps' offsets do). The AVX2 version takes nr a multiple
+// of 8; it may read, and ignore, any float of x[0 … span) near the ones it
+// takes.
+void conv_transpose_scalar(const float *x, long at, int len, const int *cols, int nj, int nr,
+                           float *b);
+void conv_transpose_avx2(const float *x, long span, long at, int len, const int *cols, int nj,
+                         int nr, float *b);
+
+// One full sliver of A for the AVX2 micro-kernel (mr = 6), laid out as
+// pack_a_panel lays it: a[p·6 + i] = A[i·lda + p] for i < 6, p < kc.
+void conv_pack_sliver6_avx2(int kc, const float *A, long lda, float *a);
+
 #endif

@@ -13,6 +13,7 @@
 #include <immintrin.h>
 
 #include "conv_implicit.h"
+#include "transpose8_avx2.h"
 
 // More runs than this and the scalar loop is as fast.
 enum { MAX_RUNS = 8 };
@@ -60,6 +61,97 @@ void conv_gather16_avx2(const float *x, long span, const long *rows, int kc, con
         _mm256_storeu_ps(b, left);
         _mm256_storeu_ps(b + 8, right);
     }
+}
+// end listing
+
+// The transpose of conv_implicit.h for nr a multiple of 8: 8×8 blocks, eight
+// loads of one tap's eight outputs each, turned round in registers, stored
+// as eight rows of eight taps. A block whose loads would leave x[0 … span),
+// or that has taps past nj, goes element by element.
+
+// listing: transpose_avx2
+void conv_transpose_avx2(const float *x, long span, long at, int len, const int *cols, int nj,
+                         int nr, float *b)
+{
+    for (int p0 = 0; p0 < len; p0 += 8) {
+        int rows = len - p0 < 8 ? len - p0 : 8;
+        const float *from = x + at + p0;
+        int inside = at + p0 + cols[nj - 1] + 8 <= span; // cols ascend: the last reaches furthest
+        for (int j0 = 0; j0 < nr; j0 += 8) {
+            float *out = b + (long)p0 * nr + j0;
+            if (!inside || j0 + 8 > nj) {
+                for (int p = 0; p < rows; p++)
+                    for (int j = j0; j < j0 + 8; j++)
+                        out[(long)p * nr + j - j0] = j < nj ? from[p + cols[j]] : 0.0f;
+                continue;
+            }
+            const int *c = cols + j0;
+            __m256 r[8] = {_mm256_loadu_ps(from + c[0]), _mm256_loadu_ps(from + c[1]),
+                           _mm256_loadu_ps(from + c[2]), _mm256_loadu_ps(from + c[3]),
+                           _mm256_loadu_ps(from + c[4]), _mm256_loadu_ps(from + c[5]),
+                           _mm256_loadu_ps(from + c[6]), _mm256_loadu_ps(from + c[7])};
+            transpose8(r);
+            // The block's first rows rows, each by a constant index: a loop
+            // over r[p] would send r through the stack.
+            switch (rows) {
+            case 8:
+                _mm256_storeu_ps(out + 7L * nr, r[7]); // fall through
+            case 7:
+                _mm256_storeu_ps(out + 6L * nr, r[6]); // fall through
+            case 6:
+                _mm256_storeu_ps(out + 5L * nr, r[5]); // fall through
+            case 5:
+                _mm256_storeu_ps(out + 4L * nr, r[4]); // fall through
+            case 4:
+                _mm256_storeu_ps(out + 3L * nr, r[3]); // fall through
+            case 3:
+                _mm256_storeu_ps(out + 2L * nr, r[2]); // fall through
+            case 2:
+                _mm256_storeu_ps(out + nr, r[1]); // fall through
+            default:
+                _mm256_storeu_ps(out, r[0]);
+            }
+        }
+    }
+}
+// end listing
+
+// listing: sliver6_avx2
+// One sliver of A for the AVX2 micro-kernel (mr = 6), as pack_a_panel
+// packs it: a[p·6 + i] = A[i·lda + p] for i < 6, p < kc. Eight columns at a
+// time: six rows loaded (the last two twice, ignored), an 8×8 transpose,
+// and eight stores of eight floats, 6 apart: each store's last two floats
+// are the next one's first two, overwritten in order. The last column of the
+// sliver is stored as four and two, so nothing past the sliver is written.
+void conv_pack_sliver6_avx2(int kc, const float *A, long lda, float *a)
+{
+    int p0 = 0;
+    for (; p0 + 8 <= kc; p0 += 8) {
+        const float *col = A + p0;
+        __m256 r[8] = {_mm256_loadu_ps(col),           _mm256_loadu_ps(col + lda),
+                       _mm256_loadu_ps(col + 2 * lda), _mm256_loadu_ps(col + 3 * lda),
+                       _mm256_loadu_ps(col + 4 * lda), _mm256_loadu_ps(col + 5 * lda)};
+        r[6] = r[4];
+        r[7] = r[5];
+        transpose8(r);
+        float *out = a + (long)p0 * 6;
+        _mm256_storeu_ps(out, r[0]);
+        _mm256_storeu_ps(out + 6, r[1]);
+        _mm256_storeu_ps(out + 12, r[2]);
+        _mm256_storeu_ps(out + 18, r[3]);
+        _mm256_storeu_ps(out + 24, r[4]);
+        _mm256_storeu_ps(out + 30, r[5]);
+        _mm256_storeu_ps(out + 36, r[6]);
+        if (p0 + 8 < kc) {
+            _mm256_storeu_ps(out + 42, r[7]);
+        } else {
+            _mm_storeu_ps(out + 42, _mm256_castps256_ps128(r[7]));
+            _mm_storel_pi((__m64 *)(out + 46), _mm256_extractf128_ps(r[7], 1));
+        }
+    }
+    for (; p0 < kc; p0++)
+        for (int i = 0; i < 6; i++)
+            a[(long)p0 * 6 + i] = A[i * lda + p0];
 }
 // end listing
 #endif
