@@ -173,6 +173,57 @@ static inline __attribute__((always_inline)) void window_taps(const float *x, in
             }
 }
 
+// Eight windows' vectors of 8 channels in, eight channels' vectors of 8
+// windows out: the 8×8 transpose, in three rounds of shuffles.
+static inline void transpose8(__m256 r[L])
+{
+    __m256 t[L], s[L];
+    for (int i = 0; i < L; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < L; i += 4) {
+        s[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        s[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        s[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        s[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int i = 0; i < 4; i++) {
+        r[i] = _mm256_permute2f128_ps(s[i], s[i + 4], 0x20);
+        r[i + 4] = _mm256_permute2f128_ps(s[i], s[i + 4], 0x31);
+    }
+}
+
+// The low byte of each of the 8 integers in k, stored as 8 bytes.
+static inline void store_codes8(unsigned char *to, __m256i k)
+{
+    const __m256i low_bytes = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                               -1, -1, -1, 0, 4, 8, 12, -1, -1, -1, -1, -1, -1,
+                                               -1, -1, -1, -1, -1, -1);
+    __m256i b = _mm256_shuffle_epi8(k, low_bytes);
+    __m128i both = _mm_unpacklo_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
+    _mm_storel_epi64((__m128i *)to, both);
+}
+
+// One window: the bias, its taps, then the ReLU and the pooling's rule.
+static inline __attribute__((always_inline)) void window(const float *x, int c, int h, int w,
+                                                         const float *kt, int oc, int n,
+                                                         __m256i m0, __m256i m1, __m256 b0,
+                                                         __m256 b1, int iy, int ix,
+                                                         __m256 best[2], __m256i k[2])
+{
+    __m256 acc[4][2];
+#pragma GCC unroll 4
+    for (int at = 0; at < 4; at++) {
+        acc[at][0] = b0;
+        acc[at][1] = b1;
+    }
+    window_taps(x, c, h, w, kt, oc, n, m0, m1, iy, ix, acc);
+#pragma GCC unroll 2
+    for (int half = 0; half < 2; half++)
+        pool4(acc, half, &best[half], &k[half]);
+}
+
 void conv_pool_avx2(const float *x, int c, int h, int w, const float *kt, const float *bias,
                     int oc, int pad, float *y, unsigned char *code)
 {
@@ -182,33 +233,54 @@ void conv_pool_avx2(const float *x, int c, int h, int w, const float *kt, const 
         int n = oc - o0 < 2 * L ? oc - o0 : 2 * L;  // channels in this block
         __m256i m0 = first(n), m1 = first(n - L);
         __m256 b0 = _mm256_maskload_ps(bias + o0, m0), b1 = _mm256_maskload_ps(bias + o0 + L, m1);
-        for (int r = 0; r < ph; r++)
-            for (int q = 0; q < pw; q++) {
-                __m256 acc[4][2];
-#pragma GCC unroll 4
-                for (int at = 0; at < 4; at++) {
-                    acc[at][0] = b0;
-                    acc[at][1] = b1;
+        for (int r = 0; r < ph; r++) {
+            long at = (long)o0 * plane + (long)r * pw;  // window (r, 0) of channel o0
+            int q = 0;
+            // Only the pooled maxima and their codes leave the registers,
+            // each channel's to its own plane. A window's result is a vector
+            // of channels, but a plane wants a row of windows: eight windows
+            // at a time, transposed, make one vector store per channel
+            // instead of eight single ones.
+            for (; q + L <= pw; q += L) {
+                __m256 best[2][L], codes[2][L];
+                for (int g = 0; g < L; g++) {
+                    __m256 bv[2];
+                    __m256i kv[2];
+                    window(x, c, h, w, kt + o0, oc, n, m0, m1, b0, b1, 2 * r - pad,
+                           2 * (q + g) - pad, bv, kv);
+                    for (int half = 0; half < 2; half++) {
+                        best[half][g] = bv[half];
+                        codes[half][g] = _mm256_castsi256_ps(kv[half]);
+                    }
                 }
-                window_taps(x, c, h, w, kt + o0, oc, n, m0, m1, 2 * r - pad, 2 * q - pad, acc);
-                // Only the pooled maxima and their codes leave the registers,
-                // each channel's to its own plane.
-                float best[2 * L];
-                int k[2 * L];
-#pragma GCC unroll 2
-                for (int half = 0; half < 2; half++) {
-                    __m256 bv;
-                    __m256i kv;
-                    pool4(acc, half, &bv, &kv);
-                    _mm256_storeu_ps(best + half * L, bv);
-                    _mm256_storeu_si256((__m256i *)(k + half * L), kv);
-                }
-                long at = (long)o0 * plane + (long)r * pw + q;
-                for (int l = 0; l < n; l++) {
-                    y[at + l * plane] = best[l];
-                    code[at + l * plane] = (unsigned char)k[l];
+                for (int half = 0; half < 2 && half * L < n; half++) {
+                    transpose8(best[half]);
+                    transpose8(codes[half]);
+                    for (int l = 0; l < L && half * L + l < n; l++) {
+                        long to = at + (half * L + l) * plane + q;
+                        _mm256_storeu_ps(y + to, best[half][l]);
+                        store_codes8(code + to, _mm256_castps_si256(codes[half][l]));
+                    }
                 }
             }
+            // The last windows of the row one at a time.
+            for (; q < pw; q++) {
+                __m256 bv[2];
+                __m256i kv[2];
+                window(x, c, h, w, kt + o0, oc, n, m0, m1, b0, b1, 2 * r - pad, 2 * q - pad, bv,
+                       kv);
+                float best[2 * L];
+                int k[2 * L];
+                for (int half = 0; half < 2; half++) {
+                    _mm256_storeu_ps(best + half * L, bv[half]);
+                    _mm256_storeu_si256((__m256i *)(k + half * L), kv[half]);
+                }
+                for (int l = 0; l < n; l++) {
+                    y[at + l * plane + q] = best[l];
+                    code[at + l * plane + q] = (unsigned char)k[l];
+                }
+            }
+        }
     }
 }
 // end listing
