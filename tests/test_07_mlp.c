@@ -1109,28 +1109,38 @@ static void mlp_same_bits_memory(int threads)
 Test(planner, mlp_the_same_bits_arena_and_planned_one_thread) { mlp_same_bits_memory(1); }
 Test(planner, mlp_the_same_bits_arena_and_planned_two_threads) { mlp_same_bits_memory(2); }
 
+// The parameters after three steps with tape config a and with b, on the
+// given thread count: the same bits, or the first float that differs.
+static void mlp_same_bits_configs(int threads, const struct tape_config *a,
+                                  const struct tape_config *b, const char *as,
+                                  const char *bs)
+{
+    int before = omp_get_max_threads();
+    long n1, n2;
+    float *pa = params_after_steps_config(threads, a, &n1);
+    float *pb = params_after_steps_config(threads, b, &n2);
+    omp_set_num_threads(before);
+    cr_assert_eq(n1, n2);
+    long first = first_difference(pa, pb, n1);
+    cr_assert_eq(first, -1, "%d threads, %s: parameter float %ld differs: %.9g %s, %.9g %s",
+                 threads, tape_memory_name(a->memory), first,
+                 first >= 0 ? (double)pa[first] : 0.0, as,
+                 first >= 0 ? (double)pb[first] : 0.0, bs);
+    free(pa);
+    free(pb);
+}
+
 // Gradients written by their first GEMM (beta = 0, no zeroing) against
 // gradients zeroed and added into (the tape's accumulate): the same sums in
 // the same order, so the same bits after three steps, on 1 and 2 threads,
 // in the arena and planned.
 static void mlp_same_bits_written(int threads, enum memory_mode memory)
 {
-    int before = omp_get_max_threads();
-    struct tape_config config = tape_config_default();
-    config.memory = memory;
-    long n1, n2;
-    float *written = params_after_steps_config(threads, &config, &n1);
-    config.accumulate = 1;
-    float *zeroed = params_after_steps_config(threads, &config, &n2);
-    omp_set_num_threads(before);
-    cr_assert_eq(n1, n2);
-    long first = first_difference(written, zeroed, n1);
-    cr_assert_eq(first, -1, "%d threads, %s: parameter float %ld differs: %.9g written, "
-                 "%.9g zeroed and added", threads, tape_memory_name(memory), first,
-                 first >= 0 ? (double)written[first] : 0.0,
-                 first >= 0 ? (double)zeroed[first] : 0.0);
-    free(written);
-    free(zeroed);
+    struct tape_config written = tape_config_default();
+    written.memory = memory;
+    struct tape_config zeroed = written;
+    zeroed.accumulate = 1;
+    mlp_same_bits_configs(threads, &written, &zeroed, "written", "zeroed and added");
 }
 
 Test(train, first_gemm_writes_the_same_bits_one_thread_planned)
@@ -1145,6 +1155,20 @@ Test(train, first_gemm_writes_the_same_bits_two_threads_arena)
 {
     mlp_same_bits_written(2, MEMORY_ARENA);
 }
+
+// The linear layer's bias rows and column sums a row at a time (memcpy, the
+// vector loop) against one float at a time (tape_config.plain_bias): each
+// column summed in the same order, so the same bits after three steps.
+static void mlp_same_bits_bias_rows(int threads)
+{
+    struct tape_config rows = tape_config_default();
+    struct tape_config plain = rows;
+    plain.plain_bias = 1;
+    mlp_same_bits_configs(threads, &rows, &plain, "a row at a time", "a float at a time");
+}
+
+Test(train, bias_by_rows_the_same_bits_one_thread) { mlp_same_bits_bias_rows(1); }
+Test(train, bias_by_rows_the_same_bits_two_threads) { mlp_same_bits_bias_rows(2); }
 
 // From the second step on, a training step (the batch, the forward, the
 // backward, Adam) calls malloc zero times, with either memory: every heap

@@ -860,8 +860,13 @@ Test(kit, the_check_finds_each_kind_of_leak, .timeout = 300)
          "    if (op_matmul_backward(tp, nd) != 0)\n        return -1;\n"
          "    if (bb->requires_grad) {\n        float *g = tape_grad(tp, bb);\n"
          "        if (!g)\n            return -1;\n"
-         "        for (int r = 0; r < rows; r++)\n            for (int c = 0; c < cols; c++)\n"
-         "                g[c] += o->grad[(long)r * cols + c];\n    }\n    return 0;\n}\n"},
+         "        const struct tape_config *cf = tape_config(tp);\n"
+         "        for (int r = 0; r < rows; r++)\n            if (cf->plain_bias)\n"
+         "                for (int c = 0; c < cols; c++)\n"
+         "                    g[c] += o->grad[(long)r * cols + c];\n"
+         "            else\n"
+         "                vec_kernels(cf->isa)->add_to(cols, g, o->grad + (long)r * cols);\n"
+         "    }\n    return 0;\n}\n"},
         {"8.1", "stages/08_conv/leak_rows.c",
          "int leak_row(int r, int stride, int u, int pad)\n{\n"
          "    int iy = r * stride + u - pad;\n    return iy;\n}\n"},

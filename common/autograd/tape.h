@@ -68,6 +68,10 @@ struct tape_config {
                                       // contribution added, the first too (the
                                       // old way, for a benchmark); 0: the first
                                       // contribution writes (tape_grad_write)
+    int plain_bias;                   // 1: the linear layer's bias rows and
+                                      // column sums one float at a time (the
+                                      // old way, for a benchmark); 0: a row at
+                                      // a time (memcpy, the vector loop)
 };
 // end listing
 

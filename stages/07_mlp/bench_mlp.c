@@ -61,19 +61,22 @@ struct options {
 
 // The step as it was before each change of chapter 7's last section, and
 // after: the optimizer and the batch's conversion on the calling thread or
-// shared, every gradient zeroed and added into or written by its first GEMM.
+// shared, every gradient zeroed and added into or written by its first GEMM,
+// the linear layer's bias passes a float or a row at a time.
 struct variant {
     const char *name;
     int optim_threads;  // 1: the calling thread alone; 0: all
     int accumulate;     // tape_config.accumulate
     int batch_threads;  // trainer.batch_threads
+    int plain_bias;     // tape_config.plain_bias
 };
 
 static const struct variant variants[] = {
-    {"before", 1, 1, 1},
-    {"optimizer_shared", 0, 1, 1},
-    {"first_gemm_writes", 0, 0, 1},
-    {"batch_shared", 0, 0, 0},
+    {"before", 1, 1, 1, 1},
+    {"optimizer_shared", 0, 1, 1, 1},
+    {"first_gemm_writes", 0, 0, 1, 1},
+    {"batch_shared", 0, 0, 0, 1},
+    {"bias_by_rows", 0, 0, 0, 0},
 };
 
 // --- a GEMM backend that times the one it wraps -------------------------------
@@ -122,6 +125,7 @@ static int measure(const struct dataset *ds, const char *layers, int batch,
     struct tape_config config = tape_config_default();
     config.gemm = backend;
     config.accumulate = v->accumulate;
+    config.plain_bias = v->plain_bias;
     // Beside a GEMM on one thread, or on OpenBLAS's, the passes stay on one.
     int alone = train_pass_threads(backend) == 1;
     if (o)
