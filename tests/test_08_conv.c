@@ -916,45 +916,66 @@ Test(conv, relu_pool_row_avx2_agrees_with_scalar) { relu_pool_row_against_scalar
 Test(conv, relu_pool_row_avx512_agrees_with_scalar) { relu_pool_row_against_scalar(ISA_AVX512); }
 Test(conv, relu_pool_row_neon_agrees_with_scalar) { relu_pool_row_against_scalar(ISA_NEON); }
 
-// The fused row's backward of each ISA against the scalar one, bit for bit,
-// at every width of a row from 1 to 83 (odd ones leave a column no window
-// covers): gradients with −0s among them, maxima of zero (no gradient) and
-// above, codes 0 to 3. Both rows are written in full and nothing past them.
-static void relu_pool_row_backward_against_scalar(enum isa isa)
+// The fused op's backward, a plane at a time, of each ISA against the
+// scalar one, bit for bit: planes of 1 to 9 rows of 1 to 19 windows (1×1
+// pooled planes; rows narrower than a vector, as wide, and wider), each with
+// and without an odd last row and an odd last column; gradients with −0s
+// among them, maxima of zero (no gradient) and above, codes 0 to 3. Every
+// element of the plane is written and nothing on either side of it, and the
+// sum returned is row_sum of the plane. The pooled arrays are allocated at
+// their exact size, so that a read past them is caught by the sanitizers.
+static void relu_pool_plane_backward_against_scalar(enum isa isa)
 {
     if (!isa_supported(isa))
         cr_skip_test("this CPU (%s) cannot run %s code", cpu_model(), isa_name(isa));
-    relu_pool_row_backward_fn *row = relu_pool_row_backward_kernel(isa);
-    enum { MOST = 83, PAST = 9 };
-    for (int ow = 1; ow <= MOST; ow++) {
-        int pw = ow / 2;
-        float *g = filled(pw + 1, 2000 + ow), *y = filled(pw + 1, 2100 + ow);
-        unsigned char code[MOST / 2 + 1];
-        for (int q = 0; q < pw; q++) {
-            code[q] = (unsigned char)((q * 7 + ow) % 4);
-            y[q] = q % 3 == 0 ? 0.0f : fabsf(y[q]);
-            if (q % 5 == 1)
-                g[q] = -0.0f;
-        }
-        float want[2][MOST + PAST], got[2][MOST + PAST];
-        for (int r = 0; r < 2; r++)
-            for (int j = 0; j < MOST + PAST; j++)
-                want[r][j] = got[r][j] = -1.0f;  // a gradient is never −1 here
-        relu_pool_row_backward_scalar(g, y, code, pw, ow, want[0], want[1]);
-        row(g, y, code, pw, ow, got[0], got[1]);
-        for (int r = 0; r < 2; r++) {
-            for (int j = ow; j < MOST + PAST; j++)
-                cr_assert(got[r][j] == -1.0f && want[r][j] == -1.0f,
-                          "relu_pool_row_backward_%s ow %d wrote past row %d", isa_name(isa),
-                          ow, r);
-            for (int j = 0; j < ow; j++)
-                cr_assert(memcmp(&got[r][j], &want[r][j], sizeof(float)) == 0,
-                          "relu_pool_row_backward_%s ow %d: row %d [%d] = %g, scalar %g",
-                          isa_name(isa), ow, r, j, got[r][j], want[r][j]);
-        }
-        free(g);
-        free(y);
-    }
+    relu_pool_plane_backward_fn *kernel = relu_pool_plane_backward_kernel(isa);
+    enum { MOST_H = 9, MOST_W = 19, GUARD = 24 };
+    for (int ph = 1; ph <= MOST_H; ph++)
+        for (int pw = 1; pw <= MOST_W; pw++)
+            for (int odd = 0; odd < 4; odd++) {
+                int oh = 2 * ph + odd / 2, ow = 2 * pw + odd % 2, n = ph * pw;
+                long size = (long)oh * ow;
+                uint64_t seed = 2000 + 40 * (uint64_t)(ph * MOST_W + pw) + (uint64_t)odd;
+                float *g = filled(n, seed), *y = filled(n, seed + 7);
+                unsigned char *code = malloc((size_t)n);
+                float *want = malloc(sizeof(float) * (size_t)(size + 2 * GUARD)),
+                      *got = malloc(sizeof(float) * (size_t)(size + 2 * GUARD));
+                cr_assert(code && want && got);
+                for (int q = 0; q < n; q++) {
+                    code[q] = (unsigned char)((q * 7 + pw + odd) % 4);
+                    y[q] = q % 3 == 0 ? 0.0f : fabsf(y[q]);
+                    if (q % 5 == 1)
+                        g[q] = -0.0f;
+                }
+                for (long j = 0; j < size + 2 * GUARD; j++)
+                    want[j] = got[j] = -1.0f;  // a gradient is never −1 here
+                float sum_want = relu_pool_plane_backward_scalar(g, y, code, ph, pw, oh, ow,
+                                                                 want + GUARD);
+                float sum_got = kernel(g, y, code, ph, pw, oh, ow, got + GUARD);
+                for (long j = 0; j < size + 2 * GUARD; j++) {
+                    int inside = j >= GUARD && j < GUARD + size;
+                    cr_assert(inside || (got[j] == -1.0f && want[j] == -1.0f),
+                              "relu_pool_plane_backward_%s %d×%d windows (plane %d×%d) wrote "
+                              "outside the plane, at %ld",
+                              isa_name(isa), ph, pw, oh, ow, j - GUARD);
+                    cr_assert(!inside || (want[j] != -1.0f &&
+                                          memcmp(&got[j], &want[j], sizeof(float)) == 0),
+                              "relu_pool_plane_backward_%s %d×%d windows (plane %d×%d): [%ld] = "
+                              "%g, scalar %g",
+                              isa_name(isa), ph, pw, oh, ow, j - GUARD, got[j], want[j]);
+                }
+                float sum = row_sum(want + GUARD, size);
+                cr_assert(memcmp(&sum_want, &sum, sizeof sum) == 0 &&
+                              memcmp(&sum_got, &sum, sizeof sum) == 0,
+                          "relu_pool_plane_backward_%s %d×%d windows: sum %.9g, scalar %.9g, "
+                          "row_sum %.9g",
+                          isa_name(isa), ph, pw, sum_got, sum_want, sum);
+                free(g);
+                free(y);
+                free(code);
+                free(want);
+                free(got);
+            }
 }
 
 Test(conv, relu_pool_row_backward_scalar_keeps_the_bits)
@@ -974,17 +995,34 @@ Test(conv, relu_pool_row_backward_scalar_keeps_the_bits)
               "window 1's code 0 names its top left");
 }
 
-Test(conv, relu_pool_row_backward_avx2_agrees_with_scalar)
+Test(conv, relu_pool_plane_backward_scalar_writes_the_plane)
 {
-    relu_pool_row_backward_against_scalar(ISA_AVX2);
+    // Two rows of one window each, in a plane of 5 rows of 2: window 0's
+    // gradient at its bottom right, window 1's at its top left, the odd last
+    // row zero, nothing past the plane; the sum is theirs.
+    const float g[2] = {1.5f, -2.0f}, y[2] = {1.0f, 3.0f};
+    const unsigned char code[2] = {3, 0};
+    float plane[11];
+    for (int j = 0; j < 11; j++)
+        plane[j] = -1.0f;
+    float sum = relu_pool_plane_backward_scalar(g, y, code, 2, 1, 5, 2, plane);
+    const float want[10] = {0, 0, 0, 1.5f, -2.0f, 0, 0, 0, 0, 0};
+    cr_assert(memcmp(plane, want, sizeof want) == 0 && plane[10] == -1.0f,
+              "the plane's windows, its odd row zero, nothing past it");
+    cr_assert(sum == -0.5f, "sum %g", sum);
 }
-Test(conv, relu_pool_row_backward_avx512_agrees_with_scalar)
+
+Test(conv, relu_pool_plane_backward_avx2_agrees_with_scalar)
 {
-    relu_pool_row_backward_against_scalar(ISA_AVX512);
+    relu_pool_plane_backward_against_scalar(ISA_AVX2);
 }
-Test(conv, relu_pool_row_backward_neon_agrees_with_scalar)
+Test(conv, relu_pool_plane_backward_avx512_agrees_with_scalar)
 {
-    relu_pool_row_backward_against_scalar(ISA_NEON);
+    relu_pool_plane_backward_against_scalar(ISA_AVX512);
+}
+Test(conv, relu_pool_plane_backward_neon_agrees_with_scalar)
+{
+    relu_pool_plane_backward_against_scalar(ISA_NEON);
 }
 
 // Every direct kernel this CPU runs against the scalar one, at every row

@@ -380,7 +380,7 @@ struct conv_back {
     const unsigned char *code;  // the pooling's codes; y and dy are pooled; or NULL
     conv_dw_fn *dw_kernel;      // the direct path's dW, or NULL: dW by GEMM
     int implicit;               // 1: dW by the implicit GEMM (conv_implicit_dw)
-    relu_pool_row_backward_fn *unpool;  // the pooling's backward, a row of windows
+    relu_pool_plane_backward_fn *unpool;  // the pooling's backward, a plane at a time
     const struct gemm_backend *be;
     const struct vec_kernels *vec;
     const float *x, *w, *dy;
@@ -392,32 +392,14 @@ struct conv_back {
     float *scratch; // per thread: a K × run_p and an oc × run_p matrix
 };
 
-// Σ v[0..n−1] as eight interleaved partial sums, added at the end: eight
-// independent chains of additions instead of one (which waits four cycles
-// per element), in a fixed order, so the same bits on every run.
-static float row_sum(const float *v, long n)
-{
-    float part[8] = {0};
-    long p = 0;
-    for (; p + 8 <= n; p += 8)
-        for (int l = 0; l < 8; l++)
-            part[l] += v[p + l];
-    for (int l = 0; p < n; p++, l++)
-        part[l] += v[p];
-    float low = (part[0] + part[1]) + (part[2] + part[3]);
-    float high = (part[4] + part[5]) + (part[6] + part[7]);
-    return low + high;
-}
-
 // listing: conv_gather_dy
 // Image i's share of DY, oc planes of P floats (plane o at dy + o·ld): the
 // gradient that reaches the convolution's output. Plain, a copy of dy; with
 // ReLU fused, dy masked by y > 0 (the ReLU's backward, from its saved bits);
-// with the pooling
-// fused too, each pooled gradient goes to the element its code names, when
-// the maximum was above zero, and the other three get nothing (the pooling's
-// backward, then the ReLU's): a row kernel writes both rows of a row of
-// windows at once, and a last odd row gets nothing. Each row's sum goes
+// with the pooling fused too, each pooled gradient goes to the element its
+// code names, when the maximum was above zero, and the other three get
+// nothing (the pooling's backward, then the ReLU's): one call of a plane
+// kernel writes the whole plane and returns its sum. Each plane's sum goes
 // into db.
 static void gather_dy(const struct conv_back *b, int i, float *dy, long ld, float *db)
 {
@@ -427,13 +409,14 @@ static void gather_dy(const struct conv_back *b, int i, float *dy, long ld, floa
     for (int o = 0; o < d->oc; o++) {
         float *row = dy + o * ld;
         if (b->code) {
-            long at = ((long)i * d->oc + o) * ys, two = 2L * d->ow;
-            for (int r = 0; r < d->ph; r++)
-                b->unpool(dyi + o * ys + (long)r * d->pw, b->y + at + (long)r * d->pw,
-                          b->code + at + (long)r * d->pw, d->pw, d->ow, row + r * two,
-                          row + r * two + d->ow);
-            memset(row + d->ph * two, 0, sizeof(float) * (size_t)(d->P - d->ph * two));
-        } else if (b->mask) {
+            long at = ((long)i * d->oc + o) * ys;
+            float sum =
+                b->unpool(dyi + o * ys, b->y + at, b->code + at, d->ph, d->pw, d->oh, d->ow, row);
+            if (db)
+                db[o] += sum;
+            continue;
+        }
+        if (b->mask) {
             const uint8_t *mi = b->mask + ((long)i * d->oc + o) * mask_row(d->P);
             b->vec->relu_mask_backward(d->P, row, mi, dyi + o * d->P);
         } else {
@@ -543,7 +526,7 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
                                            ? conv_dw_kernel(cfg->isa)
                                            : NULL,
                           .implicit = path == CONV_IMPLICIT,
-                          .unpool = relu_pool_row_backward_kernel(cfg->isa),
+                          .unpool = relu_pool_plane_backward_kernel(cfg->isa),
                           .be = cfg->gemm,
                           .vec = vec_kernels(cfg->isa),
                           .x = x->data,

@@ -107,20 +107,15 @@ static void interleave(__m256 a, __m256 b, __m256 *low, __m256 *high)
     *high = _mm256_permute2f128_ps(lo, hi, 0x31);
 }
 
-// listing: relu_pool_row_backward_avx2
-// The fused row's backward (pool_row.h), 8 windows at a time: each window's
-// masked gradient v = (y > 0 ? 0.0f + g : +0), then for each of the four
-// places one vector, v where the code names it and +0 elsewhere (an and with
-// a mask: +0 is all bits zero), interleaved into the two rows. Both rows are
-// written in full, with no memset before.
-static inline void unpool8(const float *g, const float *y, const unsigned char *code,
-                           float *top, float *bottom)
+// listing: unpool_row_avx2
+// The fused op's backward (pool_row.h), 8 windows of a row at a time: each
+// window's masked gradient v = (y > 0 ? 0.0f + g : +0), then for each of the
+// four places one vector, v where the code names it and +0 elsewhere (an and
+// with a mask: +0 is all bits zero), interleaved into the two rows. Both
+// rows are written in full, with no memset before.
+static inline void unpool8(__m256 gv, __m256 yv, __m256i k, float *top, float *bottom)
 {
     const __m256 zero = _mm256_setzero_ps();
-    long long bytes;
-    memcpy(&bytes, code, 8);
-    __m256i k = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(bytes));
-    __m256 gv = _mm256_loadu_ps(g), yv = _mm256_loadu_ps(y);
     __m256 v = _mm256_and_ps(_mm256_cmp_ps(yv, zero, _CMP_GT_OQ), _mm256_add_ps(zero, gv));
     __m256 at[4];
 #pragma GCC unroll 4
@@ -135,23 +130,82 @@ static inline void unpool8(const float *g, const float *y, const unsigned char *
     _mm256_storeu_ps(bottom + 8, b1);
 }
 
-// A row ends with a full chunk that overlaps the one before it, the last 8
-// windows: their elements are written twice with the same values. That is
-// cheaper than masked stores, which on Zen 3 cost many times a plain one
-// (conv1's rows are 13 windows). A row shorter than 8 (conv2's are 5) goes
-// to the plain loop, which measured faster than masked loads and stores.
-void relu_pool_row_backward_avx2(const float *g, const float *y, const unsigned char *code,
-                                 int pw, int ow, float *top, float *bottom)
+// 8 codes, widened to a lane each.
+static inline __m256i codes8(const unsigned char *code)
 {
-    if (pw < 8) {
-        relu_pool_row_backward_scalar(g, y, code, pw, ow, top, bottom);
-        return;
-    }
+    long long bytes;
+    memcpy(&bytes, code, 8);
+    return _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(bytes));
+}
+
+// A row of 8 windows or more ends with a full chunk that overlaps the one
+// before it, the last 8 windows: their elements are written twice with the
+// same values. That is cheaper than masked stores, which on Zen 3 cost many
+// times a plain one (conv1's rows are 13 windows).
+static inline void row8(const float *g, const float *y, const unsigned char *code, int pw, int ow,
+                        float *top, float *bottom)
+{
     for (int q = 0; q < pw; q += 8) {
         int s = q + 8 <= pw ? q : pw - 8;
-        unpool8(g + s, y + s, code + s, top + 2 * s, bottom + 2 * s);
+        unpool8(_mm256_loadu_ps(g + s), _mm256_loadu_ps(y + s), codes8(code + s), top + 2 * s,
+                bottom + 2 * s);
     }
     for (int j = 2 * pw; j < ow; j++)
         top[j] = bottom[j] = 0.0f;
+}
+// end listing
+
+// listing: relu_pool_plane_backward_avx2
+// A whole plane (pool_row.h) in one call. A row of fewer than 8 windows
+// (conv2's are 5) is one chunk: masked loads (which, unlike masked stores,
+// cost little on Zen 3) give its missing windows y = 0, so their lanes are
+// +0, and its 16-float stores run past the row's end into the rows below,
+// which are written after it; a row whose stores would leave the plane goes
+// to the plain loop. The plane, just written and still in L1, is summed by
+// one vector of 8 lanes, row_sum's 8 parts.
+float relu_pool_plane_backward_avx2(const float *g, const float *y, const unsigned char *code,
+                                    int ph, int pw, int oh, int ow, float *plane)
+{
+    long size = (long)oh * ow, windows = (long)ph * pw;
+    for (int r = 0; r < ph; r++) {
+        long at = (long)r * pw, from = 2L * r * ow;  // the row of windows, its top row
+        float *top = plane + from, *bottom = top + ow;
+        if (pw >= 8) {
+            row8(g + at, y + at, code + at, pw, ow, top, bottom);
+        } else if (from + ow + 16 <= size) {
+            __m256i m = first_lanes(pw);
+            unsigned char bytes[8] = {0};
+            if (at + 8 <= windows)
+                memcpy(bytes, code + at, 8);  // in the plane: the lanes past pw are masked
+            else
+                for (int q = 0; q < pw; q++)
+                    bytes[q] = code[at + q];
+            unpool8(_mm256_maskload_ps(g + at, m), _mm256_maskload_ps(y + at, m), codes8(bytes),
+                    top, bottom);
+        } else {
+            relu_pool_row_backward_scalar(g + at, y + at, code + at, pw, ow, top, bottom);
+        }
+    }
+    if (oh > 2 * ph) {
+        // The odd last row: zeros, its last chunk overlapping the one before.
+        float *last = plane + 2L * ph * ow;
+        if (ow >= 8)
+            for (int j = 0; j < ow; j += 8)
+                _mm256_storeu_ps(last + (j + 8 <= ow ? j : ow - 8), _mm256_setzero_ps());
+        else
+            for (int j = 0; j < ow; j++)
+                last[j] = 0.0f;
+    }
+    __m256 sum = _mm256_setzero_ps();
+    long p = 0;
+    for (; p + 8 <= size; p += 8)
+        sum = _mm256_add_ps(sum, _mm256_loadu_ps(plane + p));
+    float part[8];
+    _mm256_storeu_ps(part, sum);
+    for (int l = 0; p < size; p++, l++)
+        part[l] += plane[p];
+    float low = (part[0] + part[1]) + (part[2] + part[3]);
+    float high = (part[4] + part[5]) + (part[6] + part[7]);
+    return low + high;
 }
 // end listing

@@ -1,8 +1,8 @@
 // The rows of max pooling (pool_row.h) with NEON, 4 windows at a time: the
 // plain one (its last windows by the plain loop), the one fused with the
-// bias and ReLU, and that one's backward. vld2q splits 8 floats into the
-// even columns (each window's left element) and the odd ones (its right) as
-// it loads them; vst2q joins them as it stores.
+// bias and ReLU, and that one's backward, a plane at a time. vld2q splits 8
+// floats into the even columns (each window's left element) and the odd
+// ones (its right) as it loads them; vst2q joins them as it stores.
 // pool_row.h sits outside the guard so the file is never an empty
 // translation unit.
 #include "pool_row.h"
@@ -95,8 +95,8 @@ void relu_pool_row_neon(const float *top, const float *bottom, int ow, float bia
 // gradient of each window, one vector for each of its four places (the
 // gradient where the code names it, +0 elsewhere), and vst2q interleaves the
 // left and right ones into a row as it stores them.
-void relu_pool_row_backward_neon(const float *g, const float *y, const unsigned char *code,
-                                 int pw, int ow, float *top, float *bottom)
+static inline void row_backward(const float *g, const float *y, const unsigned char *code, int pw,
+                                int ow, float *top, float *bottom)
 {
     const float32x4_t zero = vdupq_n_f32(0.0f);
     int q = 0;
@@ -116,6 +116,36 @@ void relu_pool_row_backward_neon(const float *g, const float *y, const unsigned 
     }
     relu_pool_row_backward_scalar(g + q, y + q, code + q, pw - q, ow - 2 * q, top + 2 * q,
                                   bottom + 2 * q);
+}
+
+// A whole plane (pool_row.h) in one call: its rows as above, a last odd row
+// zero, and the sum of the plane while it is in L1, row_sum's 8 parts in
+// two vectors of 4.
+float relu_pool_plane_backward_neon(const float *g, const float *y, const unsigned char *code,
+                                    int ph, int pw, int oh, int ow, float *plane)
+{
+    long size = (long)oh * ow;
+    for (int r = 0; r < ph; r++) {
+        long at = (long)r * pw;
+        float *top = plane + 2L * r * ow;
+        row_backward(g + at, y + at, code + at, pw, ow, top, top + ow);
+    }
+    for (long j = 2L * ph * ow; j < size; j++)
+        plane[j] = 0.0f;
+    float32x4_t low = vdupq_n_f32(0.0f), high = low;
+    long p = 0;
+    for (; p + 8 <= size; p += 8) {
+        low = vaddq_f32(low, vld1q_f32(plane + p));
+        high = vaddq_f32(high, vld1q_f32(plane + p + 4));
+    }
+    float part[8];
+    vst1q_f32(part, low);
+    vst1q_f32(part + 4, high);
+    for (int l = 0; p < size; p++, l++)
+        part[l] += plane[p];
+    float sum_low = (part[0] + part[1]) + (part[2] + part[3]);
+    float sum_high = (part[4] + part[5]) + (part[6] + part[7]);
+    return sum_low + sum_high;
 }
 
 #endif

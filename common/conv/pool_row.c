@@ -114,19 +114,46 @@ void relu_pool_row_backward_scalar(const float *g, const float *y, const unsigne
 }
 // end listing
 
-// An AVX-512 CPU runs the AVX2 row, as above.
-static relu_pool_row_backward_fn *const back_by_isa[ISA_COUNT] = {
-    [ISA_SCALAR] = relu_pool_row_backward_scalar,
+float row_sum(const float *v, long n)
+{
+    float part[8] = {0};
+    long p = 0;
+    for (; p + 8 <= n; p += 8)
+        for (int l = 0; l < 8; l++)
+            part[l] += v[p + l];
+    for (int l = 0; p < n; p++, l++)
+        part[l] += v[p];
+    float low = (part[0] + part[1]) + (part[2] + part[3]);
+    float high = (part[4] + part[5]) + (part[6] + part[7]);
+    return low + high;
+}
+
+float relu_pool_plane_backward_scalar(const float *g, const float *y, const unsigned char *code,
+                                      int ph, int pw, int oh, int ow, float *plane)
+{
+    for (int r = 0; r < ph; r++) {
+        long at = (long)r * pw;
+        float *top = plane + 2L * r * ow;
+        relu_pool_row_backward_scalar(g + at, y + at, code + at, pw, ow, top, top + ow);
+    }
+    for (long j = 2L * ph * ow; j < (long)oh * ow; j++)
+        plane[j] = 0.0f;
+    return row_sum(plane, (long)oh * ow);
+}
+
+// An AVX-512 CPU runs the AVX2 kernel, as above.
+static relu_pool_plane_backward_fn *const back_by_isa[ISA_COUNT] = {
+    [ISA_SCALAR] = relu_pool_plane_backward_scalar,
 #if defined(__x86_64__)
-    [ISA_AVX2] = relu_pool_row_backward_avx2,
-    [ISA_AVX512] = relu_pool_row_backward_avx2,
+    [ISA_AVX2] = relu_pool_plane_backward_avx2,
+    [ISA_AVX512] = relu_pool_plane_backward_avx2,
 #endif
 #if defined(__aarch64__)
-    [ISA_NEON] = relu_pool_row_backward_neon,
+    [ISA_NEON] = relu_pool_plane_backward_neon,
 #endif
 };
 
-relu_pool_row_backward_fn *relu_pool_row_backward_kernel(enum isa isa)
+relu_pool_plane_backward_fn *relu_pool_plane_backward_kernel(enum isa isa)
 {
     return back_by_isa[isa];
 }

@@ -54,11 +54,34 @@ relu_pool_row_fn *relu_pool_row_kernel(enum isa isa);
 typedef void relu_pool_row_backward_fn(const float *g, const float *y, const unsigned char *code,
                                        int pw, int ow, float *top, float *bottom);
 
+// The plain loop; the vector versions live inside the plane kernels below.
 relu_pool_row_backward_fn relu_pool_row_backward_scalar;
-relu_pool_row_backward_fn relu_pool_row_backward_avx2;
-relu_pool_row_backward_fn relu_pool_row_backward_neon;
+
+// Σ v[0..n−1] as eight interleaved partial sums, part[p mod 8] += v[p] in
+// order, added at the end as ((part[0] + part[1]) + (part[2] + part[3])) +
+// ((part[4] + part[5]) + (part[6] + part[7])): eight independent chains of
+// additions instead of one (which waits four cycles per element), in a
+// fixed order, so the same bits on every run. The plane kernels below give
+// these bits too, eight lanes of one vector (two of NEON's) for the parts.
+float row_sum(const float *v, long n);
+
+// The backward of a whole plane (one channel of one image) of the fused op:
+// its ph rows of pw windows (g, y and code hold ph·pw each, row after row)
+// sent back into the convolution's gradient plane, oh rows of ow floats
+// (oh is 2·ph or 2·ph + 1, ow is 2·pw or 2·pw + 1), every element of it
+// written: each row of windows as relu_pool_row_backward, a last odd row
+// zero. Returns row_sum of the plane, its share of the bias's gradient.
+// One call a plane, not one a row, and the sum taken while the plane is
+// still in L1; nothing outside the plane is written. Every path gives the
+// same bits.
+typedef float relu_pool_plane_backward_fn(const float *g, const float *y, const unsigned char *code,
+                                          int ph, int pw, int oh, int ow, float *plane);
+
+relu_pool_plane_backward_fn relu_pool_plane_backward_scalar;
+relu_pool_plane_backward_fn relu_pool_plane_backward_avx2;
+relu_pool_plane_backward_fn relu_pool_plane_backward_neon;
 
 // The kernel of isa, as maxpool_row_kernel.
-relu_pool_row_backward_fn *relu_pool_row_backward_kernel(enum isa isa);
+relu_pool_plane_backward_fn *relu_pool_plane_backward_kernel(enum isa isa);
 
 #endif

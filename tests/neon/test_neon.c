@@ -413,39 +413,49 @@ static int relu_pool_row_neon_agrees(void)
 }
 
 // The checks that are not GEMMs, each 1 when it passes.
-// The fused row's backward (common/conv/pool_neon.c) against the scalar one,
-// bit for bit, at every row width from 1 to 41: −0 gradients, maxima of zero,
-// every code; nothing written past either row. Returns 1 when they agree.
-static int relu_pool_row_backward_neon_agrees(void)
+// The fused op's plane backward (common/conv/pool_neon.c) against the scalar
+// one, bit for bit: planes of 1 to 7 rows of 1 to 13 windows, with and
+// without an odd last row and column; −0 gradients, maxima of zero, every
+// code; every element of the plane written, nothing on either side of it, and
+// the sum returned that of row_sum. Returns 1 when they agree.
+static int relu_pool_plane_backward_neon_agrees(void)
 {
-    enum { MOST = 41, PAST = 5 };
-    static float g[MOST], y[MOST], want[2][MOST + PAST], got[2][MOST + PAST];
-    static unsigned char code[MOST];
-    for (int ow = 1; ow <= MOST; ow++) {
-        int pw = ow / 2;
-        unsigned s = 777u + (unsigned)ow;
-        for (int q = 0; q < pw; q++) {
-            s = s * 1664525u + 1013904223u;
-            g[q] = q % 5 == 1 ? -0.0f : (float)(int)(s >> 24) / 16.0f - 8.0f;
-            y[q] = q % 3 == 0 ? 0.0f : (float)(s >> 28) + 0.5f;
-            code[q] = (unsigned char)((s >> 8) % 4);
-        }
-        for (int r = 0; r < 2; r++)
-            for (int j = 0; j < MOST + PAST; j++)
-                want[r][j] = got[r][j] = -1.0f;
-        relu_pool_row_backward_scalar(g, y, code, pw, ow, want[0], want[1]);
-        relu_pool_row_backward_neon(g, y, code, pw, ow, got[0], got[1]);
-        if (memcmp(got, want, sizeof got) != 0) {
-            printf("FAIL relu_pool_row_backward_neon ow %d: not the scalar loop's bits\n", ow);
-            return 0;
-        }
-    }
+    enum { MOST_H = 7, MOST_W = 13, GUARD = 8, MOST = (2 * MOST_H + 1) * (2 * MOST_W + 1) };
+    static float g[MOST_H * MOST_W], y[MOST_H * MOST_W], want[MOST + 2 * GUARD],
+        got[MOST + 2 * GUARD];
+    static unsigned char code[MOST_H * MOST_W];
+    for (int ph = 1; ph <= MOST_H; ph++)
+        for (int pw = 1; pw <= MOST_W; pw++)
+            for (int odd = 0; odd < 4; odd++) {
+                int oh = 2 * ph + odd / 2, ow = 2 * pw + odd % 2;
+                unsigned s = 777u + (unsigned)(ph * 64 + pw * 4 + odd);
+                for (int q = 0; q < ph * pw; q++) {
+                    s = s * 1664525u + 1013904223u;
+                    g[q] = q % 5 == 1 ? -0.0f : (float)(int)(s >> 24) / 16.0f - 8.0f;
+                    y[q] = q % 3 == 0 ? 0.0f : (float)(s >> 28) + 0.5f;
+                    code[q] = (unsigned char)((s >> 8) % 4);
+                }
+                for (int j = 0; j < MOST + 2 * GUARD; j++)
+                    want[j] = got[j] = -1.0f;
+                float sum_want =
+                    relu_pool_plane_backward_scalar(g, y, code, ph, pw, oh, ow, want + GUARD);
+                float sum_got =
+                    relu_pool_plane_backward_neon(g, y, code, ph, pw, oh, ow, got + GUARD);
+                float sum = row_sum(want + GUARD, (long)oh * ow);
+                if (memcmp(got, want, sizeof got) != 0 || want[GUARD + oh * ow] != -1.0f ||
+                    memcmp(&sum_got, &sum, sizeof sum) != 0 ||
+                    memcmp(&sum_want, &sum, sizeof sum) != 0) {
+                    printf("FAIL relu_pool_plane_backward_neon %d×%d windows (plane %d×%d): "
+                           "not the scalar loop's bits\n", ph, pw, oh, ow);
+                    return 0;
+                }
+            }
     if (isa_force(ISA_NEON) != 0 ||
-        relu_pool_row_backward_kernel(isa_active()) != relu_pool_row_backward_neon) {
-        printf("FAIL relu_pool_row_backward_neon: the dispatch does not choose it\n");
+        relu_pool_plane_backward_kernel(isa_active()) != relu_pool_plane_backward_neon) {
+        printf("FAIL relu_pool_plane_backward_neon: the dispatch does not choose it\n");
         return 0;
     }
-    printf("pass relu_pool_row_backward_neon: the same bits as the scalar loop\n");
+    printf("pass relu_pool_plane_backward_neon: the same bits as the scalar loop\n");
     return 1;
 }
 
@@ -455,7 +465,7 @@ static int (*const checks[])(void) = {
     conv_pool_neon_equals_unfused,
     conv_dw_neon_agrees,
     relu_pool_row_neon_agrees,
-    relu_pool_row_backward_neon_agrees,
+    relu_pool_plane_backward_neon_agrees,
     vec_neon_same_bits,
     optim_neon_same_bits,
 };
