@@ -818,7 +818,7 @@ int main(int argc, char **argv)
     // four in turn, ROUNDS times, so that each sees the same minutes of the
     // machine; the median of the rounds.
     if (fus) {
-        enum { ROUNDS = 3, VARIANTS = 4 };
+        enum { ROUNDS = 5, VARIANTS = 4 };
         const char *variants[VARIANTS] = {"im2col", "unfused", "conv1_fused", "fused"};
         const enum conv_path path_of[VARIANTS] = {CONV_IM2COL, CONV_AUTO, CONV_AUTO, CONV_AUTO};
         const int fused_of[VARIANTS] = {0, 0, 1, NN_CNN_FUSED};
