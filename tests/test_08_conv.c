@@ -916,6 +916,55 @@ Test(conv, relu_pool_row_avx2_agrees_with_scalar) { relu_pool_row_against_scalar
 Test(conv, relu_pool_row_avx512_agrees_with_scalar) { relu_pool_row_against_scalar(ISA_AVX512); }
 Test(conv, relu_pool_row_neon_agrees_with_scalar) { relu_pool_row_against_scalar(ISA_NEON); }
 
+// The fused ReLU and pooling of a whole plane, each ISA's against the
+// scalar one, bit for bit: planes of 2 to 9 rows of 2 to 19 floats (rows of
+// 1 to 9 windows: narrower than a vector, as wide and wider; odd last rows
+// and columns), values with many ties and many below zero. The plane is
+// allocated at its exact size, so that a read past it is caught by the
+// sanitizers, and nothing on either side of the ph·pw outputs is written.
+static void relu_pool_plane_against_scalar(enum isa isa)
+{
+    if (!isa_supported(isa))
+        cr_skip_test("this CPU (%s) cannot run %s code", cpu_model(), isa_name(isa));
+    relu_pool_plane_fn *kernel = relu_pool_plane_kernel(isa);
+    enum { GUARD = 9 };
+    for (int oh = 2; oh <= 9; oh++)
+        for (int ow = 2; ow <= 19; ow++) {
+            int n = (oh / 2) * (ow / 2);
+            float *plane = filled((long)oh * ow, 2000 + oh * 20 + ow);
+            for (int j = 0; j < oh * ow; j++)
+                plane[j] = floorf(plane[j] * 4.0f) / 4.0f;
+            float want[81], got[81 + 2 * GUARD];
+            unsigned char k_want[81], k_got[81 + 2 * GUARD];
+            for (int j = 0; j < n + 2 * GUARD; j++) {
+                got[j] = -1.0f;
+                k_got[j] = 9;
+            }
+            relu_pool_plane_scalar(plane, oh, ow, 0.25f, want, k_want);
+            kernel(plane, oh, ow, 0.25f, got + GUARD, k_got + GUARD);
+            for (int j = 0; j < n + 2 * GUARD; j++) {
+                int q = j - GUARD;
+                if (q < 0 || q >= n) {
+                    cr_assert(got[j] == -1.0f && k_got[j] == 9,
+                              "relu_pool_plane_%s %d×%d wrote outside its outputs, at %d",
+                              isa_name(isa), oh, ow, q);
+                    continue;
+                }
+                cr_assert(memcmp(&got[j], &want[q], sizeof(float)) == 0 && k_got[j] == k_want[q],
+                          "relu_pool_plane_%s %d×%d: y[%d] = %g (code %d), scalar %g (code %d)",
+                          isa_name(isa), oh, ow, q, got[j], k_got[j], want[q], k_want[q]);
+            }
+            free(plane);
+        }
+}
+
+Test(conv, relu_pool_plane_avx2_agrees_with_scalar) { relu_pool_plane_against_scalar(ISA_AVX2); }
+Test(conv, relu_pool_plane_avx512_agrees_with_scalar)
+{
+    relu_pool_plane_against_scalar(ISA_AVX512);
+}
+Test(conv, relu_pool_plane_neon_agrees_with_scalar) { relu_pool_plane_against_scalar(ISA_NEON); }
+
 // The fused op's backward, a plane at a time, of each ISA against the
 // scalar one, bit for bit: planes of 1 to 9 rows of 1 to 19 windows (1×1
 // pooled planes; rows narrower than a vector, as wide, and wider), each with
@@ -1119,9 +1168,13 @@ Test(conv, maxpool_row_neon_agrees_with_scalar) { maxpool_row_against_scalar(ISA
 // The implicit GEMM's gather, and the path on every ISA's micro-kernel.
 
 // Columns in runs of consecutive offsets, as the packings make them (runs of
-// 1 to 16, a last run that ends at span), and as many runs as the AVX2
-// gather gives back to the scalar loop; rows that start at 0 and end at the
-// last float the runs may reach.
+// 1 to 16, a last run that ends at span), as many runs as the AVX2 gather
+// gives back to the scalar loop, and columns that do not ascend (which it
+// gives back too); rows in any order, the first at x's first float and, in
+// half the panels, the last at its last float (x is allocated at its exact
+// size: a load past it is caught by the sanitizers). Panels of 16 columns,
+// and of 32 gathered in two halves of 16 (AVX-512's width), rows 32 floats
+// apart.
 #if defined(__x86_64__)
 static void gather_against_scalar(enum isa isa)
 {
@@ -1132,24 +1185,44 @@ static void gather_against_scalar(enum isa isa)
     const int run_lengths[][16] = {{16}, {11, 5}, {5, 11}, {1, 11, 4}, {3, 3, 3, 3, 3, 1},
                                    {2, 2, 2, 2, 2, 2, 2, 2}, {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
                                                               1, 1, 1, 1}};
+    enum { CASES = sizeof run_lengths / sizeof run_lengths[0] };
     const int kc = 37;
     long span = 4000;
     float *x = filled(span, 77);
-    float *want = malloc(sizeof(float) * 16 * kc), *got = malloc(sizeof(float) * 16 * kc);
-    for (size_t c = 0; c < sizeof run_lengths / sizeof run_lengths[0]; c++) {
-        int cols[16], j = 0, at = 0;
-        for (int r = 0; j < 16; r++) {
-            for (int l = 0; l < run_lengths[c][r]; l++)
-                cols[j++] = at + l;
-            at += run_lengths[c][r] + 13 * r + 2;  // a gap, then the next run
-        }
-        long rows[37];
-        for (int p = 0; p < kc; p++)
-            rows[p] = p == kc - 1 ? span - 1 - cols[15] : (p * 97) % (span - cols[15]);
-        conv_gather_scalar(x, rows, kc, cols, 16, 16, want);
-        conv_gather16_avx2(x, span, rows, kc, cols, got);
-        expect_same_bits("gathered panel", want, got, 16L * kc);
-    }
+    float *want = malloc(sizeof(float) * 32 * kc), *got = malloc(sizeof(float) * 32 * kc);
+    for (int nr = 16; nr <= 32; nr += 16)
+        for (int c = 0; c <= CASES; c++)
+            for (int ends = 0; ends < 2; ends++) {
+                int cols[32], j = 0, at = 0;
+                for (int half = 0; half < nr / 16; half++) {
+                    const int *lengths = run_lengths[(c + 3 * half) % CASES];
+                    for (int r = 0, end = j + 16; j < end; r++) {
+                        for (int l = 0; l < lengths[r]; l++)
+                            cols[j++] = at + l;
+                        at += lengths[r] + 13 * r + 2;  // a gap, then the next run
+                    }
+                }
+                if (c == CASES) {  // the first half turned round at column 11: not ascending
+                    int swapped[16];
+                    for (int q = 0; q < 16; q++)
+                        swapped[q] = q < 5 ? cols[11 + q] : cols[q - 5];
+                    memcpy(cols, swapped, sizeof swapped);
+                }
+                int last = 0;
+                for (int q = 0; q < nr; q++)
+                    last = cols[q] > cols[last] ? q : last;
+                long rows[37];
+                for (int p = 0; p < kc; p++)
+                    rows[p] = ends && p == kc - 1 ? span - 1 - cols[last]
+                                                  : (p * 97) % (span - 40 - cols[last]);
+                conv_gather_scalar(x, rows, kc, cols, nr, nr, want);
+                for (int h = 0; h < nr; h += 16)
+                    conv_gather16_avx2(x, rows, kc, cols + h, nr, got + h);
+                char what[96];
+                snprintf(what, sizeof what, "gathered panel of %d, case %d%s", nr, c,
+                         ends ? ", at the end of x" : "");
+                expect_same_bits(what, want, got, (long)nr * kc);
+            }
     free(x);
     free(want);
     free(got);
@@ -1440,6 +1513,46 @@ Test(conv, implicit_path_on_every_isa, .timeout = 120)
             free(dyf);
         }
     }
+    isa_force(isa_best());
+}
+
+// The implicit forward hands each image to the pooling only once the last
+// pass over k has finished its columns: with a kc that cuts conv2's k of
+// 288 into passes (one of 7 floats, not a multiple of anything), its fused
+// pooling gives the bits of the im2col path's on the packed GEMM (the same
+// loops and passes), whose pooling runs after the whole GEMM, on every ISA
+// this CPU has.
+Test(conv, implicit_pooling_waits_for_the_last_pass_over_k, .timeout = 120)
+{
+    const struct conv_case k = {3, 32, 7, 8, 9, 3, 3, 1, 0};
+    const enum isa isas[] = {ISA_SCALAR, ISA_AVX2, ISA_AVX512, ISA_NEON};
+    const int kcs[] = {7, 64};
+    float *xf = filled(x_size(&k), 2100), *wf = filled(w_size(&k), 2101),
+          *bf = filled(k.oc, 2102), *dyf = filled(pooled_size(&k), 2103);
+    for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
+        if (isa_force(isas[i]) != 0)
+            continue;
+        for (size_t c = 0; c < sizeof kcs / sizeof kcs[0]; c++) {
+            struct gemm_blocking bl = gemm_current_blocking();
+            bl.kc = kcs[c];
+            cr_assert_eq(gemm_set_blocking(bl), 0);
+            backend = gemm_backend_find("packed");  // the implicit GEMM's loops, kc and all
+            struct conv_result want = run_conv(&k, CONV_IM2COL, POOLED, xf, wf, bf, dyf);
+            backend = NULL;
+            struct conv_result got = run_conv(&k, CONV_IMPLICIT, POOLED, xf, wf, bf, dyf);
+            char what[96];
+            snprintf(what, sizeof what, "implicit pooling on %s, kc %d", isa_name(isas[i]),
+                     kcs[c]);
+            expect_same_bits(what, want.y, got.y, pooled_size(&k));
+            result_free(&want);
+            result_free(&got);
+            gemm_reset_kernels();
+        }
+    }
+    free(xf);
+    free(wf);
+    free(bf);
+    free(dyf);
     isa_force(isa_best());
 }
 

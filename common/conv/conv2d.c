@@ -157,7 +157,7 @@ struct conv_out {
     int relu;
     uint8_t *mask;        // with ReLU fused alone and recording: its mask, else NULL
     const struct vec_kernels *vec;
-    relu_pool_row_fn *pool_row;
+    relu_pool_plane_fn *pool_plane;
 };
 
 // listing: conv_image_out
@@ -172,9 +172,7 @@ static void image_out(const struct conv_dims *d, const float *out, long ld, cons
         long ps = (long)d->ph * d->pw, at = (long)i * d->oc * ps;
         for (int c = 0; c < d->oc; c++, at += ps) {
             const float *plane = out + c * ld;
-            for (int r = 0; r < d->ph; r++)
-                o->pool_row(plane + 2L * r * d->ow, plane + (2L * r + 1) * d->ow, d->pw, bias[c],
-                            o->y + at + (long)r * d->pw, o->code + at + (long)r * d->pw);
+            o->pool_plane(plane, d->oh, d->ow, bias[c], o->y + at, o->code + at);
         }
         return;
     }
@@ -192,6 +190,25 @@ static void image_out(const struct conv_dims *d, const float *out, long ld, cons
 }
 // end listing
 
+// The implicit path's epilogue: image_out for each image of the run whose
+// columns of out the GEMM has finished (conv_done_fn), while they are still
+// in cache, instead of after the whole run's GEMM.
+struct images_done {
+    const struct conv_dims *d;
+    const float *out;
+    long ld;
+    const float *bias;
+    const struct conv_out *o;
+    int first, m, next;
+};
+
+static void images_out(void *ctx, long upto)
+{
+    struct images_done *c = ctx;
+    for (; c->next < c->m && (c->next + 1) * c->d->P <= upto; c->next++)
+        image_out(c->d, c->out + c->next * c->d->P, c->ld, c->bias, c->o, c->first + c->next);
+}
+
 // listing: conv_forward_run
 // The im2col path, one run of m images (group_first): their col matrices
 // side by side make one K × (m·P) matrix COL, and one GEMM
@@ -200,7 +217,9 @@ static void image_out(const struct conv_dims *d, const float *out, long ld, cons
 // rows hold the images' planes side by side; image_out takes each image's
 // out, so y is NCHW again.
 // col and out are the thread's scratch, K × m·P and oc × m·P floats; the
-// implicit path (be NULL) makes the same Y with no COL and no col.
+// implicit path (be NULL) makes the same Y with no COL and no col, and
+// hands each image to image_out as soon as its columns of Y are done
+// (images_out), while they are still in cache.
 // Returns 0, or -1 when the GEMM backend ran out of memory.
 static int forward_run(const struct conv_dims *d, const struct gemm_backend *be, const float *x,
                        const float *w, const float *bias, const struct conv_out *o, int g,
@@ -212,11 +231,9 @@ static int forward_run(const struct conv_dims *d, const struct gemm_backend *be,
         return 0;
     if (!be) {
         struct conv_geom geom = geom_of(d);
-        if (conv_implicit_forward(&geom, x + first * xs, xs, m, w, d->oc, out) != 0)
-            return -1;
-        for (int j = 0; j < m; j++)
-            image_out(d, out + j * d->P, ld, bias, o, first + j);
-        return 0;
+        struct images_done done = {d, out, ld, bias, o, first, m, 0};
+        return conv_implicit_forward(&geom, x + first * xs, xs, m, w, d->oc, out, images_out,
+                                     &done);
     }
     for (int j = 0; j < m; j++)
         im2col(x + (first + j) * xs, d->c, d->h, d->w, d->kh, d->kw, d->stride, d->pad,
@@ -290,7 +307,7 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
     const struct vec_kernels *v = vec_kernels(cfg->isa);
     unsigned char *at = (unsigned char *)saved + KEPT_AT;
     struct conv_out o = {y->data, pool ? at : NULL, relu, keep_mask_bits ? at : NULL, v,
-                         relu_pool_row_kernel(cfg->isa)};
+                         relu_pool_plane_kernel(cfg->isa)};
     int failed = 0;
     if (path == CONV_IM2COL || path == CONV_IMPLICIT) {
         // Runs of images (forward_run), each thread with its own scratch:

@@ -11,6 +11,7 @@
 #include "conv_implicit.h"
 
 #include <limits.h>
+#include <stddef.h>
 
 #include "conv.h"
 #include "cpu.h"
@@ -80,7 +81,7 @@ static struct tap tap_of(const struct conv_geom *g, long k)
     return tp;
 }
 
-static void next_tap(const struct conv_geom *g, struct tap *t)
+static inline void next_tap(const struct conv_geom *g, struct tap *t)
 {
     if (++t->v < g->kw) {
         t->off++;
@@ -120,18 +121,18 @@ void conv_gather_scalar(const float *x, const long *rows, int kc, const int *col
 }
 // end listing
 
-// The gather for a full micro-panel of 16 columns: AVX2's two 8-wide
-// gathers per row where the CPU has them.
-static void gather(const float *x, long span, const long *rows, int kc, const int *cols, int nj,
-                   int nr, float *b)
+// The gather for full micro-panels where the CPU has AVX2: 16 columns at a
+// time, AVX2's kernel width; an AVX-512 CPU's panels of 32 in two halves.
+static void gather(const float *x, const long *rows, int kc, const int *cols, int nj, int nr,
+                   float *b)
 {
 #if defined(__x86_64__)
-    if (nj == 16 && nr == 16 && isa_active() == ISA_AVX2) {
-        conv_gather16_avx2(x, span, rows, kc, cols, b);
+    enum isa isa = isa_active();
+    if (nj == nr && nr % 16 == 0 && (isa == ISA_AVX2 || isa == ISA_AVX512)) {
+        for (int h = 0; h < nr; h += 16)
+            conv_gather16_avx2(x, rows, kc, cols + h, nr, b + h);
         return;
     }
-#else
-    (void)span;
 #endif
     conv_gather_scalar(x, rows, kc, cols, nj, nr, b);
 }
@@ -188,6 +189,7 @@ static void pack_cols(const struct conv_geom *g, const float *x, long xs, long s
         next_column(g, xs, &cols[j]);
     }
     struct tap t = tap_of(g, k0);
+    (void)span;  // the gather reads only the floats it takes
     // With padding, or a panel too far across the images for an int offset,
     // element by element.
     if (g->pad != 0 || cols[nj - 1].at - cols[0].at > INT_MAX) {
@@ -207,7 +209,7 @@ static void pack_cols(const struct conv_geom *g, const float *x, long xs, long s
         int count = kc - p0 < CHUNK ? kc - p0 : CHUNK;
         for (int p = 0; p < count; p++, next_tap(g, &t))
             rows[p] = cols[0].at + t.off;
-        gather(x, span, rows, count, at, nj, nr, b + (long)p0 * nr);
+        gather(x, rows, count, at, nj, nr, b + (long)p0 * nr);
     }
 }
 // end listing
@@ -259,7 +261,7 @@ static void pack_taps(const struct conv_geom *g, const float *x, long xs, long s
         int count = kc - p0 < CHUNK ? kc - p0 : CHUNK;
         for (int p = 0; p < count; p++, next_column(g, xs, &c))
             rows[p] = c.at + taps[0].off;
-        gather(x, span, rows, count, off, nk, nr, b + (long)p0 * nr);
+        gather(x, rows, count, off, nk, nr, b + (long)p0 * nr);
     }
 }
 // end listing
@@ -293,7 +295,7 @@ typedef void pack_fn(const struct conv_geom *g, const float *x, long xs, long sp
 // just before the micro-kernel uses it, while it is in L1.
 static int implicit_gemm(const struct conv_geom *g, const float *x, long xs, int m, pack_fn *pack,
                          int rows, long k, long n, const float *A, long lda, float beta, float *C,
-                         long ldc)
+                         long ldc, conv_done_fn *done, void *ctx)
 {
     const struct gemm_kernel *kernel = gemm_current_kernel();
     struct gemm_blocking bl = kernel->blocking;
@@ -312,6 +314,8 @@ static int implicit_gemm(const struct conv_geom *g, const float *x, long xs, int
             for (int ir = 0; ir < rows; ir += mr)
                 kernel->run((int)min_long(mr, rows - ir), n_now, k_now, a + (long)ir * k_now, b,
                             C + ir * ldc + jr, (int)ldc, 1.0f, beta_now);
+            if (done && pc + k_now == k)
+                done(ctx, jr + n_now);
         }
     }
     return 0;
@@ -319,10 +323,10 @@ static int implicit_gemm(const struct conv_geom *g, const float *x, long xs, int
 // end listing
 
 int conv_implicit_forward(const struct conv_geom *g, const float *x, long xs, int m,
-                          const float *w, int oc, float *out)
+                          const float *w, int oc, float *out, conv_done_fn *done, void *ctx)
 {
     long K = (long)g->c * g->kh * g->kw, n = (long)m * g->oh * g->ow;
-    return implicit_gemm(g, x, xs, m, pack_cols, oc, K, n, w, K, 0.0f, out, n);
+    return implicit_gemm(g, x, xs, m, pack_cols, oc, K, n, w, K, 0.0f, out, n, done, ctx);
 }
 
 int conv_implicit_dw(const struct conv_geom *g, const float *x, long xs, int m, const float *dy,
@@ -330,7 +334,7 @@ int conv_implicit_dw(const struct conv_geom *g, const float *x, long xs, int m, 
 {
     // The GEMM's k runs over the run's output positions.
     long K = (long)g->c * g->kh * g->kw, n = (long)m * g->oh * g->ow;
-    return implicit_gemm(g, x, xs, m, pack_taps, oc, n, K, dy, n, 1.0f, dw, K);
+    return implicit_gemm(g, x, xs, m, pack_taps, oc, n, K, dy, n, 1.0f, dw, K, NULL, NULL);
 }
 
 // listing: col2im_gather

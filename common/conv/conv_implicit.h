@@ -20,10 +20,16 @@ struct conv_geom {
     int c, h, w, kh, kw, stride, pad, oh, ow;
 };
 
-// out (oc × m·P, its rows m·P floats apart) = w (oc×K) · COL.
+// Called with upto when columns 0 … upto−1 of the forward's out are final
+// (each call's upto larger than the last's), so that the caller can use
+// them while they are still in cache.
+typedef void conv_done_fn(void *ctx, long upto);
+
+// out (oc × m·P, its rows m·P floats apart) = w (oc×K) · COL, calling done
+// (unless NULL) as out's columns become final, a micro-panel at a time.
 // Returns 0, or -1 when there is no memory for the packing buffers.
 int conv_implicit_forward(const struct conv_geom *g, const float *x, long xs, int m,
-                          const float *w, int oc, float *out);
+                          const float *w, int oc, float *out, conv_done_fn *done, void *ctx);
 
 // dw (oc×K) += dy (oc × m·P, rows m·P floats apart) · COLᵀ.
 // Returns 0, or -1 when there is no memory for the packing buffers.
@@ -51,11 +57,13 @@ void conv_col2im_neon(const struct conv_geom *g, const float *col, long ldcol, f
 
 // b[p·nr + j] = x[rows[p] + cols[j]] for p < kc, j < nj (≤ nr), and 0 for
 // nj ≤ j < nr: one packed micro-panel gathered from the images. The AVX2
-// version takes full panels of 16 columns (the AVX2 kernel's nr); it may
-// read, and ignore, any float of x[0 … span) near the ones it takes.
+// version takes 16 full columns (the AVX2 kernel's nr), its rows ldb floats
+// apart in b (16, or 32 for each half of an AVX-512 panel); where cols
+// ascend, as both packings' do, it reads nothing outside x[rows[p] + cols[0]
+// … rows[p] + cols[15]], and it hands any other panel to the scalar loop.
 void conv_gather_scalar(const float *x, const long *rows, int kc, const int *cols, int nj, int nr,
                         float *b);
-void conv_gather16_avx2(const float *x, long span, const long *rows, int kc, const int *cols,
+void conv_gather16_avx2(const float *x, const long *rows, int kc, const int *cols, long ldb,
                         float *b);
 
 // b[p·nr + j] = x[at + p + cols[j]] for p < len, j < nj (≤ nr), and 0 for

@@ -1,14 +1,12 @@
 // The implicit GEMM's gather (conv_implicit.h) with AVX2, for full
-// micro-panels of 16 columns. A panel's columns fall in runs of consecutive
-// offsets (the outputs of one row of one image, or the taps of one filter
-// row): a run's floats lie side by side in x, and one masked load takes up
-// to eight of them. So a row of the panel is a few masked loads, one per run
-// and half, OR-ed together (a masked load writes 0 in the lanes it skips,
-// and never touches their memory). AVX2's gather instruction would do the
-// same with sixteen loads; on Zen 3 it was slower than the scalar loop.
-// And where all sixteen floats from a run's first lie inside x[0 … span),
-// a plain load and a blend do what the masked load does, faster: the masked
-// load is needed only at the ends of the images.
+// micro-panels of 16 columns (AVX-512's panels of 32 take it in two
+// halves). A panel's columns fall in runs of consecutive offsets (the
+// outputs of one row of one image, or the taps of one filter row): a run's
+// floats lie side by side in x, and one load takes up to eight of them. So
+// each half of a row of the panel is the load of the first run that reaches
+// into it, and one load and a blend for each further run. AVX2's gather
+// instruction would do the same with sixteen loads; on Zen 3 it was slower
+// than the scalar loop.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -19,50 +17,71 @@
 enum { MAX_RUNS = 8 };
 
 // listing: gather16_avx2
-void conv_gather16_avx2(const float *x, long span, const long *rows, int kc, const int *cols,
+// One half of a row, 8 lanes from the n runs that reach into it: the first
+// run's 8 floats, then each later run's blended over its lanes (a run's
+// lanes come after the ones before it). n is the same on every row of the
+// panel, so the switch always goes the same way.
+static inline __m256 half_row(const float *at, int n, const int *shift, const __m256 *mask)
+{
+    __m256 v = _mm256_loadu_ps(at + shift[0]);
+    switch (n) {
+    case 3:
+        v = _mm256_blendv_ps(v, _mm256_loadu_ps(at + shift[1]), mask[1]);
+        return _mm256_blendv_ps(v, _mm256_loadu_ps(at + shift[2]), mask[2]);
+    case 2:
+        return _mm256_blendv_ps(v, _mm256_loadu_ps(at + shift[1]), mask[1]);
+    case 1:
+        return v;
+    default:
+        for (int r = 1; r < n; r++)
+            v = _mm256_blendv_ps(v, _mm256_loadu_ps(at + shift[r]), mask[r]);
+        return v;
+    }
+}
+
+void conv_gather16_avx2(const float *x, const long *rows, int kc, const int *cols, long ldb,
                         float *b)
 {
     int first[MAX_RUNS + 1], runs = 0;
-    for (int j = 0; j < 16; j++)
-        if (j == 0 || cols[j] != cols[j - 1] + 1) {
-            if (runs == MAX_RUNS) {
-                conv_gather_scalar(x, rows, kc, cols, 16, 16, b);
-                return;
-            }
-            first[runs++] = j;
+    for (int j = 0; j < 16; j++) {
+        if (j > 0 && cols[j] == cols[j - 1] + 1)
+            continue;  // the run goes on
+        if (runs == MAX_RUNS || (j > 0 && cols[j] < cols[j - 1])) {
+            for (int p = 0; p < kc; p++)
+                conv_gather_scalar(x, rows + p, 1, cols, 16, 16, b + p * ldb);
+            return;
         }
+        first[runs++] = j;
+    }
     first[runs] = 16;
     // Run r covers columns first[r] … first[r+1]−1, and column j of it is at
-    // x[rows[p] + shift[r] + j]: lanes outside the run are masked off.
-    int shift[MAX_RUNS];
-    __m256i lo[MAX_RUNS], hi[MAX_RUNS];
-    for (int r = 0; r < runs; r++) {
-        int m[16];
-        for (int j = 0; j < 16; j++)
-            m[j] = j >= first[r] && j < first[r + 1] ? -1 : 0;
-        shift[r] = cols[first[r]] - first[r];
-        lo[r] = _mm256_loadu_si256((const __m256i *)m);
-        hi[r] = _mm256_loadu_si256((const __m256i *)(m + 8));
-    }
-    for (int p = 0; p < kc; p++, b += 16) {
-        __m256 left = _mm256_setzero_ps(), right = _mm256_setzero_ps();
-        for (int r = 0; r < runs; r++) {
-            long from = rows[p] + shift[r];
-            const float *at = x + from;
-            if (from >= 0 && from + 16 <= span) {
-                left = _mm256_blendv_ps(left, _mm256_loadu_ps(at), _mm256_castsi256_ps(lo[r]));
-                right =
-                    _mm256_blendv_ps(right, _mm256_loadu_ps(at + 8), _mm256_castsi256_ps(hi[r]));
-            } else {
-                left = _mm256_or_ps(left, _mm256_maskload_ps(at, lo[r]));
-                right = _mm256_or_ps(right, _mm256_maskload_ps(at + 8, hi[r]));
-            }
+    // x[rows[p] + shift + j], shift = cols[first[r]] − first[r]. Each half of
+    // the row (lanes 0–7, 8–15) takes the runs that reach into it: n[h] of
+    // them, from the run's shift (plus the half's 8) on, over its lanes.
+    int n[2] = {0, 0}, shifts[2][MAX_RUNS];
+    __m256 masks[2][MAX_RUNS];
+    for (int r = 0; r < runs; r++)
+        for (int h = 0; h < 2; h++) {
+            if (first[r] >= 8 * h + 8 || first[r + 1] <= 8 * h)
+                continue;
+            int m[8];
+            for (int j = 0; j < 8; j++)
+                m[j] = 8 * h + j >= first[r] && 8 * h + j < first[r + 1] ? -1 : 0;
+            shifts[h][n[h]] = cols[first[r]] - first[r] + 8 * h;
+            masks[h][n[h]++] = _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)m));
         }
-        _mm256_storeu_ps(b, left);
-        _mm256_storeu_ps(b + 8, right);
+    // The columns ascend, so a run's shift is never below cols[0] nor above
+    // cols[15] − 15: every load lies between the row's first float and its
+    // last, x[rows[p] + cols[0]] and x[rows[p] + cols[15]], which the scalar
+    // loop reads too. No load leaves x, and none needs a mask.
+    for (int p = 0; p < kc; p++, b += ldb) {
+        const float *at = x + rows[p];
+        _mm256_storeu_ps(b, half_row(at, n[0], shifts[0], masks[0]));
+        _mm256_storeu_ps(b + 8, half_row(at, n[1], shifts[1], masks[1]));
     }
 }
 // end listing
+
 
 // The transpose of conv_implicit.h for nr a multiple of 8: 8×8 blocks, eight
 // loads of one tap's eight outputs each, turned round in registers, stored

@@ -56,46 +56,93 @@ static __m256i first_lanes(int lanes)
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(lanes), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-// The fused row (pool_row.h): 8 windows at a time, as above, each of the
-// four elements given its bias and clipped first. The last n < 8 windows
-// take the same path with masked loads and stores (a masked lane is never
-// read): conv2's rows are 5 windows wide, and a plain loop over them cost
-// more than the pass the fusion saves. The codes are the lanes' low bytes,
-// gathered into 8 bytes.
-void relu_pool_row_avx2(const float *top, const float *bottom, int ow, float bias, float *y,
-                        unsigned char *code)
+// 8 windows of the fused row (pool_row.h) from the 16 floats of each of
+// their two rows: the maxima, each of the four elements given its bias and
+// clipped first, and the codes, the lanes' low bytes gathered into 8 bytes.
+static inline __m256 relu_pool8(__m256 t0, __m256 t1, __m256 d0, __m256 d1, __m256 b,
+                                int codes[2])
 {
-    const __m256 b = _mm256_set1_ps(bias), zero = _mm256_setzero_ps();
+    const __m256 zero = _mm256_setzero_ps();
     const __m256i low_bytes = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1,
                                                -1, -1, -1, 0, 4, 8, 12, -1, -1, -1, -1, -1, -1,
                                                -1, -1, -1, -1, -1, -1);
+    __m256 v[4] = {columns(t0, t1, 0), columns(t0, t1, 1), columns(d0, d1, 0),
+                   columns(d0, d1, 1)};
+    __m256 best = _mm256_max_ps(_mm256_add_ps(v[0], b), zero);
+    __m256i k = _mm256_setzero_si256();
+    for (int at = 1; at < 4; at++) {
+        __m256 r = _mm256_max_ps(_mm256_add_ps(v[at], b), zero);
+        __m256 win = _mm256_cmp_ps(r, best, _CMP_GT_OQ);
+        best = _mm256_blendv_ps(best, r, win);
+        k = _mm256_blendv_epi8(k, _mm256_set1_epi32(at), _mm256_castps_si256(win));
+    }
+    __m256i packed = _mm256_shuffle_epi8(k, low_bytes);
+    codes[0] = _mm256_extract_epi32(packed, 0);
+    codes[1] = _mm256_extract_epi32(packed, 4);
+    return best;
+}
+
+// The fused row (pool_row.h): 8 windows at a time, as above. The last n < 8
+// windows take the same path with masked loads and stores (a masked lane is
+// never read).
+void relu_pool_row_avx2(const float *top, const float *bottom, int ow, float bias, float *y,
+                        unsigned char *code)
+{
+    const __m256 b = _mm256_set1_ps(bias);
     for (int q = 0; q < ow; q += 8) {
         int n = ow - q < 8 ? ow - q : 8;  // windows in this chunk
         __m256i m0 = first_lanes(2 * n), m1 = first_lanes(2 * n - 8);
         const float *t = top + 2 * q, *d = bottom + 2 * q;
-        __m256 t0 = _mm256_maskload_ps(t, m0), t1 = _mm256_maskload_ps(t + 8, m1);
-        __m256 d0 = _mm256_maskload_ps(d, m0), d1 = _mm256_maskload_ps(d + 8, m1);
-        __m256 v[4] = {columns(t0, t1, 0), columns(t0, t1, 1), columns(d0, d1, 0),
-                       columns(d0, d1, 1)};
-        __m256 best = _mm256_max_ps(_mm256_add_ps(v[0], b), zero);
-        __m256i k = _mm256_setzero_si256();
-        for (int at = 1; at < 4; at++) {
-            __m256 r = _mm256_max_ps(_mm256_add_ps(v[at], b), zero);
-            __m256 win = _mm256_cmp_ps(r, best, _CMP_GT_OQ);
-            best = _mm256_blendv_ps(best, r, win);
-            k = _mm256_blendv_epi8(k, _mm256_set1_epi32(at), _mm256_castps_si256(win));
-        }
-        __m256i packed = _mm256_shuffle_epi8(k, low_bytes);
-        int bytes[2] = {_mm256_extract_epi32(packed, 0), _mm256_extract_epi32(packed, 4)};
+        int codes[2];
+        __m256 best = relu_pool8(_mm256_maskload_ps(t, m0), _mm256_maskload_ps(t + 8, m1),
+                                 _mm256_maskload_ps(d, m0), _mm256_maskload_ps(d + 8, m1), b,
+                                 codes);
         if (n == 8) {
             _mm256_storeu_ps(y + q, best);
-            memcpy(code + q, bytes, 8);
+            memcpy(code + q, codes, 8);
         } else {
             _mm256_maskstore_ps(y + q, first_lanes(n), best);
-            memcpy(code + q, bytes, (size_t)n);
+            memcpy(code + q, codes, (size_t)n);
         }
     }
 }
+
+// listing: relu_pool_plane_avx2
+// A whole plane (pool_row.h) in one call. A row of 8 windows or fewer
+// (conv2's are 5) is one chunk of plain loads: the floats past the row's
+// end belong to the rows below (their lanes are computed and not kept). Its
+// 8 maxima and 8 codes are stored whole: the lanes past the row land on the
+// next row's outputs, which are written after it. Only a row whose loads
+// would leave the plane goes to the row kernel, and the last row's stores
+// go through a buffer, so nothing outside the plane's outputs is written.
+void relu_pool_plane_avx2(const float *plane, int oh, int ow, float bias, float *y,
+                          unsigned char *code)
+{
+    const __m256 b = _mm256_set1_ps(bias);
+    int ph = oh / 2, pw = ow / 2;
+    long size = (long)oh * ow, windows = (long)ph * pw;
+    for (int r = 0; r < ph; r++) {
+        const float *top = plane + 2L * r * ow, *bottom = top + ow;
+        long at = (long)r * pw;
+        if (pw > 8 || bottom + 16 > plane + size) {
+            relu_pool_row_avx2(top, bottom, pw, bias, y + at, code + at);
+            continue;
+        }
+        int codes[2];
+        __m256 best = relu_pool8(_mm256_loadu_ps(top), _mm256_loadu_ps(top + 8),
+                                 _mm256_loadu_ps(bottom), _mm256_loadu_ps(bottom + 8), b, codes);
+        if (at + 8 <= windows) {
+            _mm256_storeu_ps(y + at, best);
+            memcpy(code + at, codes, 8);
+        } else {
+            float kept[8];
+            _mm256_storeu_ps(kept, best);
+            memcpy(y + at, kept, sizeof(float) * (size_t)pw);
+            memcpy(code + at, codes, (size_t)pw);
+        }
+    }
+}
+// end listing
 
 // Two vectors of 8 windows' elements, a (the left ones) and b (the right),
 // interleaved into 16 floats of a row: unpack pairs them within each 128-bit

@@ -91,6 +91,33 @@ void relu_pool_row_neon(const float *top, const float *bottom, int ow, float bia
     }
 }
 
+// The fused plane (pool_row.h), a row at a time, 4 windows at a time. A
+// row's last n < 4 windows load their 8 floats straight from the plane (the
+// floats past the row's end are the next row's, computed and not kept);
+// only where those loads would leave the plane do they go through the
+// buffers of zeros of relu_pool_row_neon.
+void relu_pool_plane_neon(const float *plane, int oh, int ow, float bias, float *y,
+                          unsigned char *code)
+{
+    const float32x4_t b = vdupq_n_f32(bias);
+    int ph = oh / 2, pw = ow / 2;
+    const float *end = plane + (long)oh * ow;
+    for (int r = 0; r < ph; r++) {
+        const float *top = plane + 2L * r * ow, *bottom = top + ow;
+        float *yr = y + (long)r * pw;
+        unsigned char *cr = code + (long)r * pw;
+        int q = 0;
+        for (; q + 4 <= pw; q += 4)
+            relu_pool4(top + 2 * q, bottom + 2 * q, b, 4, yr + q, cr + q);
+        if (q == pw)
+            continue;
+        if (bottom + 2 * q + 8 <= end)
+            relu_pool4(top + 2 * q, bottom + 2 * q, b, pw - q, yr + q, cr + q);
+        else
+            relu_pool_row_neon(top + 2 * q, bottom + 2 * q, pw - q, bias, yr + q, cr + q);
+    }
+}
+
 // The fused row's backward (pool_row.h), 4 windows at a time: the masked
 // gradient of each window, one vector for each of its four places (the
 // gradient where the code names it, +0 elsewhere), and vst2q interleaves the

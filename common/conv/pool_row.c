@@ -94,6 +94,33 @@ relu_pool_row_fn *relu_pool_row_kernel(enum isa isa)
     return relu_by_isa[isa];
 }
 
+// The plane, a row at a time.
+void relu_pool_plane_scalar(const float *plane, int oh, int ow, float bias, float *y,
+                            unsigned char *code)
+{
+    int ph = oh / 2, pw = ow / 2;
+    for (int r = 0; r < ph; r++)
+        relu_pool_row_scalar(plane + 2L * r * ow, plane + (2L * r + 1) * ow, pw, bias,
+                             y + (long)r * pw, code + (long)r * pw);
+}
+
+// An AVX-512 CPU runs the AVX2 kernel, as above.
+static relu_pool_plane_fn *const plane_by_isa[ISA_COUNT] = {
+    [ISA_SCALAR] = relu_pool_plane_scalar,
+#if defined(__x86_64__)
+    [ISA_AVX2] = relu_pool_plane_avx2,
+    [ISA_AVX512] = relu_pool_plane_avx2,
+#endif
+#if defined(__aarch64__)
+    [ISA_NEON] = relu_pool_plane_neon,
+#endif
+};
+
+relu_pool_plane_fn *relu_pool_plane_kernel(enum isa isa)
+{
+    return plane_by_isa[isa];
+}
+
 // listing: relu_pool_row_backward
 // Each window's gradient, masked by its maximum's ReLU, goes to the one of
 // its four elements its code names; the odd column at the end of a row, if

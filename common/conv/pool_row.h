@@ -43,6 +43,23 @@ relu_pool_row_fn relu_pool_row_neon;
 // The kernel of isa, as maxpool_row_kernel.
 relu_pool_row_fn *relu_pool_row_kernel(enum isa isa);
 
+// The fused ReLU and pooling of a whole plane (one channel of one image):
+// from the GEMM's oh rows of ow floats and the plane's bias, its ph = oh/2
+// rows of pw = ow/2 windows, each row as relu_pool_row, into y and code
+// (ph·pw each, row after row); an odd last row or column belongs to no
+// window. One call a plane, not one a row; it reads nothing outside the
+// plane and writes nothing outside its ph·pw outputs. Every path gives the
+// same bits.
+typedef void relu_pool_plane_fn(const float *plane, int oh, int ow, float bias, float *y,
+                                unsigned char *code);
+
+relu_pool_plane_fn relu_pool_plane_scalar;
+relu_pool_plane_fn relu_pool_plane_avx2;
+relu_pool_plane_fn relu_pool_plane_neon;
+
+// The kernel of isa, as maxpool_row_kernel.
+relu_pool_plane_fn *relu_pool_plane_kernel(enum isa isa);
+
 // The backward of that row: the pooling's, then the ReLU's. From pw pooled
 // gradients g, the pooled outputs y and their codes, both rows of the
 // convolution's gradient that the windows cover, top and bottom, ow floats

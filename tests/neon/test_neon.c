@@ -414,6 +414,47 @@ static int relu_pool_row_neon_agrees(void)
     return 1;
 }
 
+// The fused ReLU and pooling of a whole plane (relu_pool_plane_neon)
+// against the scalar one, bit for bit: planes of 2 to 9 rows of 2 to 19
+// floats (odd last rows and columns among them), values with many ties and
+// many below zero, and nothing written on either side of the outputs.
+// Returns 1 when they agree.
+static int relu_pool_plane_neon_agrees(void)
+{
+    enum { GUARD = 9 };
+    for (int oh = 2; oh <= 9; oh++)
+        for (int ow = 2; ow <= 19; ow++) {
+            int n = (oh / 2) * (ow / 2);
+            float plane[9 * 19], want[81], got[81 + 2 * GUARD];
+            unsigned char k_want[81], k_got[81 + 2 * GUARD];
+            mat_fill_random(plane, 1, oh * ow, oh * ow, 2000 + oh * 20 + ow);
+            for (int j = 0; j < oh * ow; j++)
+                plane[j] = floorf(plane[j] * 4.0f) / 4.0f;
+            for (int j = 0; j < n + 2 * GUARD; j++) {
+                got[j] = -1.0f;
+                k_got[j] = 9;
+            }
+            relu_pool_plane_scalar(plane, oh, ow, 0.25f, want, k_want);
+            relu_pool_plane_neon(plane, oh, ow, 0.25f, got + GUARD, k_got + GUARD);
+            for (int j = 0; j < n + 2 * GUARD; j++) {
+                int q = j - GUARD, outside = q < 0 || q >= n;
+                if (outside ? got[j] != -1.0f || k_got[j] != 9
+                            : memcmp(&got[j], &want[q], sizeof(float)) != 0 ||
+                                  k_got[j] != k_want[q]) {
+                    printf("FAIL relu_pool_plane_neon %d×%d: not the scalar loop's bits at %d\n",
+                           oh, ow, q);
+                    return 0;
+                }
+            }
+        }
+    if (isa_force(ISA_NEON) != 0 || relu_pool_plane_kernel(isa_active()) != relu_pool_plane_neon) {
+        printf("FAIL relu_pool_plane_neon: the dispatch does not choose it\n");
+        return 0;
+    }
+    printf("pass relu_pool_plane_neon: the same bits as the scalar loop\n");
+    return 1;
+}
+
 // The checks that are not GEMMs, each 1 when it passes.
 // The fused op's plane backward (common/conv/pool_neon.c) against the scalar
 // one, bit for bit: planes of 1 to 7 rows of 1 to 13 windows, with and
@@ -530,6 +571,7 @@ static int (*const checks[])(void) = {
     conv_pool_neon_equals_unfused,
     conv_dw_neon_agrees,
     relu_pool_row_neon_agrees,
+    relu_pool_plane_neon_agrees,
     relu_pool_plane_backward_neon_agrees,
     col2im_neon_agrees,
     vec_neon_same_bits,
