@@ -1372,6 +1372,117 @@ Test(conv, implicit_dw_same_bits_as_im2col_gemm, .timeout = 120)
     isa_force(isa_best());
 }
 
+// The implicit path's col2im (conv_col2im_*) gives col2im's bits, at
+// stride 1: rows of dx shorter than a vector, a vector and a bit, exactly
+// two, up to the widest the AVX2 mask table takes and past it (the plain
+// loop then), padding of 1 and 2, filters of 1×1 to 3×5 and one wider than
+// the table, col's rows further apart than P, and −0 in col and dx (a −0
+// sum must stay −0). Nothing outside dx is written.
+typedef void col2im_kernel(const struct conv_geom *g, const float *col, long ldcol, float *dx);
+
+static void col2im_kernel_against_col2im(col2im_kernel *kernel, const char *name)
+{
+    const int shapes[][6] = {{1, 1, 1, 1, 1, 0},  {2, 7, 5, 3, 3, 0},   {3, 13, 13, 3, 3, 0},
+                             {1, 17, 9, 3, 3, 1}, {2, 5, 40, 3, 5, 2},  {1, 9, 64, 3, 3, 0},
+                             {1, 6, 65, 3, 3, 1}, {2, 6, 8, 2, 3, 1},   {1, 4, 17, 1, 1, 0},
+                             {1, 3, 12, 1, 9, 0}, {2, 11, 16, 3, 3, 0}, {1, 2, 3, 3, 3, 2}};
+    enum { GUARD = 16 };
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const int *k = shapes[s];
+        struct conv_geom g = {k[0], k[1], k[2], k[3], k[4], 1, k[5], 0, 0};
+        g.oh = g.h + 2 * g.pad - g.kh + 1;
+        g.ow = g.w + 2 * g.pad - g.kw + 1;
+        long P = (long)g.oh * g.ow, ldcol = P + 3, K = (long)g.c * g.kh * g.kw;
+        long xs = (long)g.c * g.h * g.w;
+        float *col = filled(K * ldcol, 1600 + s), *start = filled(xs + 2 * GUARD, 1620 + s);
+        for (long i = 0; i < K * ldcol; i += 5)
+            col[i] = -0.0f;
+        for (long i = 0; i < xs + 2 * GUARD; i += 3)
+            start[i] = -0.0f;
+        float *want = malloc(sizeof(float) * (size_t)(xs + 2 * GUARD)),
+              *got = malloc(sizeof(float) * (size_t)(xs + 2 * GUARD));
+        memcpy(want, start, sizeof(float) * (size_t)(xs + 2 * GUARD));
+        memcpy(got, start, sizeof(float) * (size_t)(xs + 2 * GUARD));
+        col2im(col, ldcol, g.c, g.h, g.w, g.kh, g.kw, 1, g.pad, want + GUARD);
+        kernel(&g, col, ldcol, got + GUARD);
+        char what[128];
+        snprintf(what, sizeof what, "conv_col2im_%s, %d×%d×%d, filter %d×%d, pad %d", name, g.c,
+                 g.h, g.w, g.kh, g.kw, g.pad);
+        expect_same_bits(what, want, got, xs + 2 * GUARD);
+        free(col);
+        free(start);
+        free(want);
+        free(got);
+    }
+}
+
+Test(conv, col2im_gather_same_bits_as_col2im)
+{
+    col2im_kernel_against_col2im(conv_col2im_scalar, "scalar");
+#if defined(__x86_64__)
+    if (isa_supported(ISA_AVX2))
+        col2im_kernel_against_col2im(conv_col2im_avx2, "avx2");
+    else
+        cr_log_info("skipped avx2: this CPU cannot run it");
+#endif
+}
+
+// The implicit data gradient, DCOL an image at a time with wᵀ packed once,
+// makes the bits of one packed GEMM over the run and col2im image by image,
+// on every ISA this CPU has: at stride 1 (the gather) and 2 (col2im), with
+// padding, filter counts above and below a sliver, and with the blocking's
+// kc cut to 16 so that the filters take several passes.
+Test(conv, implicit_dx_same_bits_as_gemm_then_col2im, .timeout = 120)
+{
+    const struct conv_case cases[] = {{3, 5, 13, 13, 7, 3, 3, 1, 0}, {2, 3, 6, 7, 65, 3, 3, 1, 1},
+                                      {2, 3, 9, 8, 4, 2, 3, 2, 1}, {2, 32, 13, 13, 64, 3, 3, 1, 0},
+                                      {1, 1, 1, 1, 1, 1, 1, 1, 0}};
+    const enum isa isas[] = {ISA_SCALAR, ISA_AVX2, ISA_AVX512, ISA_NEON};
+    for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
+        if (isa_force(isas[i]) != 0)
+            continue;
+        for (int small_kc = 0; small_kc < 2; small_kc++) {
+            gemm_reset_kernels();
+            if (small_kc) {
+                struct gemm_blocking bl = gemm_current_blocking();
+                bl.kc = 16;
+                cr_assert_eq(gemm_set_blocking(bl), 0);
+            }
+            for (size_t s = 0; s < sizeof cases / sizeof cases[0]; s++) {
+                const struct conv_case *k = &cases[s];
+                struct conv_geom g = {k->c, k->h, k->w, k->kh, k->kw, k->stride, k->pad, 0, 0};
+                g.oh = out_h(k);
+                g.ow = out_w(k);
+                long xs = (long)k->c * k->h * k->w, P = (long)g.oh * g.ow, ld = k->n * P;
+                long K = (long)k->c * k->kh * k->kw;
+                float *w = filled(k->oc * K, 1640 + s), *dy = filled(k->oc * ld, 1660 + s);
+                float *want = filled(k->n * xs, 1680 + s), *got = malloc(sizeof(float) * k->n * xs);
+                long scratch = conv_implicit_dx_scratch(&g);
+                float *dcol = malloc(sizeof(float) * (K * ld > scratch ? K * ld : scratch));
+                memcpy(got, want, sizeof(float) * k->n * xs);
+                gemm_packed(GEMM_TRANS, GEMM_NOTRANS, (int)K, (int)ld, k->oc, 1.0f, w, (int)K, dy,
+                            (int)ld, 0.0f, dcol, (int)ld);
+                for (int j = 0; j < k->n; j++)
+                    col2im(dcol + j * P, ld, k->c, k->h, k->w, k->kh, k->kw, k->stride, k->pad,
+                           want + j * xs);
+                cr_assert_eq(conv_implicit_dx(&g, w, k->oc, dy, k->n, dcol, got, xs), 0);
+                char shape[128], what[192];
+                describe(k, shape, sizeof shape);
+                snprintf(what, sizeof what, "%s, implicit dx on %s%s", shape, isa_name(isas[i]),
+                         small_kc ? ", kc 16" : "");
+                expect_same_bits(what, want, got, k->n * xs);
+                free(w);
+                free(dy);
+                free(want);
+                free(got);
+                free(dcol);
+            }
+        }
+    }
+    gemm_reset_kernels();
+    isa_force(isa_best());
+}
+
 // The implicit path runs the active ISA's micro-kernel: on each one this
 // CPU has, it agrees with im2col (on the same ISA) at the shapes its packing
 // treats apart: panels that straddle images, a last panel of few columns,

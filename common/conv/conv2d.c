@@ -3,7 +3,8 @@
 // im2col path's GEMMs with no col matrix, conv_implicit.h). The backward of
 // all four goes through the GEMMs of the im2col path, but for the direct
 // path's dW, which its own kernel makes (conv_direct.h), and the implicit
-// path's dW, which packs COLᵀ from x as its forward packs COL. Optionally
+// path's dW, which packs COLᵀ from x as its forward packs COL, and its dx,
+// whose GEMM goes an image at a time, each added into dx at once. Optionally
 // fused with ReLU, or with ReLU and 2×2 max pooling (op_conv2d_relu_maxpool2).
 //
 // Threads. Images are independent. The batch is cut into GROUPS fixed runs
@@ -460,7 +461,8 @@ static void gather_dy(const struct conv_back *b, int i, float *dy, long ld, floa
 // A GEMM with k = P = 121 loads and stores its block of C after 121
 // multiply-adds; with k = 16·121 the packing and the stores of C are paid
 // once for 16 times the work. dw and dbias go into run g's partial sums.
-// col and dy are the thread's scratch matrices, run_p floats a row.
+// col and dy are the thread's scratch matrices, run_p floats a row (col,
+// on the implicit path, one image's DCOL: conv_implicit_dx).
 // Returns 0, or -1 when the GEMM backend ran out of memory.
 static int backward_run(const struct conv_back *b, int g, float *col, float *dy)
 {
@@ -482,12 +484,16 @@ static int backward_run(const struct conv_back *b, int g, float *col, float *dy)
     }
     if (b->dw_kernel)
         dw = NULL;  // done
-    if (dw && b->implicit) {
-        // COLᵀ's micro-panels packed from x: no col matrix for dW.
+    if (b->implicit) {
+        // COLᵀ's micro-panels packed from x: no col matrix for dW. DCOL an
+        // image at a time into col, each added into dx while it is in L2.
         struct conv_geom geom = geom_of(d);
-        if (conv_implicit_dw(&geom, b->x + first * xs, xs, m, dy, d->oc, dw) != 0)
+        if (dw && conv_implicit_dw(&geom, b->x + first * xs, xs, m, dy, d->oc, dw) != 0)
             return -1;
-        dw = NULL;
+        if (b->dx &&
+            conv_implicit_dx(&geom, b->w, d->oc, dy, m, col, b->dx + first * xs, xs) != 0)
+            return -1;
+        return 0;
     }
     // BEGIN SOLUTION task 8.2: dw += DY·COLᵀ (COL from im2col of each image); DCOL = wᵀ·DY, then col2im of each image's block into dx
     if (dw) {
@@ -559,7 +565,10 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
         return -1;
     b.run_p = longest_run(d->n) * d->P;
     int threads = omp_get_max_threads();
-    long per_thread = (d->K + d->oc) * b.run_p;
+    // The run's col matrix (implicit: one image's DCOL), then DY.
+    struct conv_geom geom = geom_of(d);
+    long col_floats = b.implicit ? conv_implicit_dx_scratch(&geom) : d->K * b.run_p;
+    long per_thread = col_floats + d->oc * b.run_p;
     b.dw_run = scratch(t, node->op, dw != NULL, GROUPS * d->oc * d->K, 1);
     b.db_run = scratch(t, node->op, dbias != NULL, GROUPS * d->oc, 1);
     b.scratch = scratch(t, node->op, 1, threads * per_thread, 0);
@@ -569,7 +578,7 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
 #pragma omp parallel for schedule(static) reduction(|| : failed)
     for (int g = 0; g < GROUPS; g++) {
         float *col = b.scratch + omp_get_thread_num() * per_thread;
-        if (backward_run(&b, g, col, col + d->K * b.run_p) != 0)
+        if (backward_run(&b, g, col, col + col_floats) != 0)
             failed = 1;
     }
     if (failed) {

@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <stddef.h>
 
+#include "conv.h"
 #include "cpu.h"
 #include "gemm_parts.h"
 
@@ -335,3 +336,113 @@ int conv_implicit_dw(const struct conv_geom *g, const float *x, long xs, int m, 
     long K = (long)g->c * g->kh * g->kw, n = (long)m * g->oh * g->ow;
     return implicit_gemm(g, x, xs, m, pack_taps, oc, n, K, dy, n, 1.0f, dw, K, NULL, NULL);
 }
+
+// listing: col2im_gather
+// col2im at stride 1, walked the other way round: for each element of dx,
+// its taps in col2im's order, (u, v) by (u, v), added into one sum, written
+// once. col2im adds a row of col onto a row of dx nine times over, each
+// time shifted by a float: every element is read and written back nine
+// times. The sums are the same, term for term: the same bits.
+void conv_col2im_scalar(const struct conv_geom *g, const float *col, long ldcol, float *dx)
+{
+    for (int ch = 0; ch < g->c; ch++)
+        for (int iy = 0; iy < g->h; iy++)
+            for (int ix = 0; ix < g->w; ix++) {
+                float *at = dx + ((long)ch * g->h + iy) * g->w + ix;
+                float sum = *at;
+                for (int u = 0; u < g->kh; u++) {
+                    int r = iy + g->pad - u;
+                    if (r < 0 || r >= g->oh)
+                        continue;
+                    for (int v = 0; v < g->kw; v++) {
+                        int q = ix + g->pad - v;
+                        if (q >= 0 && q < g->ow)
+                            sum += col[((long)(ch * g->kh + u) * g->kw + v) * ldcol +
+                                       (long)r * g->ow + q];
+                    }
+                }
+                *at = sum;
+            }
+}
+// end listing
+
+// col2im into dx for one image: the gather above at stride 1 (with vectors
+// where the CPU has them), col2im itself at any other.
+static void col2im_image(const struct conv_geom *g, const float *col, long ldcol, float *dx)
+{
+    if (g->stride != 1) {
+        col2im(col, ldcol, g->c, g->h, g->w, g->kh, g->kw, g->stride, g->pad, dx);
+        return;
+    }
+    enum isa isa = isa_active();
+#if defined(__x86_64__)
+    if (isa == ISA_AVX2 || isa == ISA_AVX512) {
+        conv_col2im_avx2(g, col, ldcol, dx);
+        return;
+    }
+#endif
+#if defined(__aarch64__)
+    if (isa == ISA_NEON) {
+        conv_col2im_neon(g, col, ldcol, dx);
+        return;
+    }
+#endif
+    (void)isa;
+    conv_col2im_scalar(g, col, ldcol, dx);
+}
+
+// listing: implicit_dx
+// The data gradient, one image at a time: DCOL_i (K×P) = wᵀ · DY_i, the
+// packed GEMM's loops again, then col2im of DCOL_i into dx_i at once, while
+// its 139 KB (the book's conv2) are still in L2. One GEMM over the run
+// would write 16 times that, 2.2 MB, out to L3 for col2im to read back.
+// wᵀ (K × oc, 72 KB here) is packed once for the run, not once per image.
+// DCOL_i's rows are a whole number of micro-panels apart (128 floats for
+// P = 121), so that the micro-kernel's stores start on cache lines.
+static long dcol_row(const struct conv_geom *g)
+{
+    long P = (long)g->oh * g->ow;
+    return (P + MAX_NR - 1) / MAX_NR * MAX_NR;
+}
+
+long conv_implicit_dx_scratch(const struct conv_geom *g)
+{
+    return (long)g->c * g->kh * g->kw * dcol_row(g);
+}
+
+int conv_implicit_dx(const struct conv_geom *g, const float *w, int oc, const float *dy, int m,
+                     float *dcol, float *dx, long xs)
+{
+    const struct gemm_kernel *kernel = gemm_current_kernel();
+    struct gemm_blocking bl = kernel->blocking;
+    long K = (long)g->c * g->kh * g->kw, P = (long)g->oh * g->ow, ld = m * P;
+    int kc = (int)min_long(bl.kc, oc), mr = bl.mr, nr = bl.nr;
+    long slivers = (K + mr - 1) / mr * mr;  // op(A)'s rows, in whole slivers
+    long ldc = dcol_row(g);
+    float *a = gemm_buffer(GEMM_BUFFER_A, slivers * oc);
+    float *b = gemm_buffer(GEMM_BUFFER_B, (long)nr * kc);
+    if (!a || !b)
+        return -1;
+    // op(A) = wᵀ in kc-deep blocks, one after another.
+    for (int pc = 0; pc < oc; pc += kc)
+        pack_a_panel(GEMM_TRANS, (int)K, (int)min_long(kc, oc - pc), w + (long)pc * K, (int)K,
+                     mr, a + slivers * pc);
+    for (int j = 0; j < m; j++) {
+        for (int pc = 0; pc < oc; pc += kc) {
+            int k_now = (int)min_long(kc, oc - pc);
+            float beta = pc == 0 ? 0.0f : 1.0f;  // later passes over k add
+            for (long jr = 0; jr < P; jr += nr) {
+                int n_now = (int)min_long(nr, P - jr);
+                pack_b_panel(GEMM_NOTRANS, k_now, n_now, dy + pc * ld + j * P + jr, (int)ld, nr,
+                             b);
+                for (long ir = 0; ir < K; ir += mr)
+                    kernel->run((int)min_long(mr, K - ir), n_now, k_now,
+                                a + slivers * pc + ir * k_now, b, dcol + ir * ldc + jr, (int)ldc,
+                                1.0f, beta);
+            }
+        }
+        col2im_image(g, dcol, ldc, dx + j * xs);
+    }
+    return 0;
+}
+// end listing

@@ -36,6 +36,25 @@ int conv_implicit_forward(const struct conv_geom *g, const float *x, long xs, in
 int conv_implicit_dw(const struct conv_geom *g, const float *x, long xs, int m, const float *dy,
                      int oc, float *dw);
 
+// dx (m images, xs floats apart) += the data gradient: col2im of
+// DCOL = wᵀ (K×oc) · dy (oc × m·P, rows m·P floats apart), made one image
+// at a time into dcol (conv_implicit_dx_scratch floats: K rows of P rounded
+// up to any ISA's micro-panel), each image's block added into its dx at
+// once. The same bits as the packed GEMM over the run, then col2im image by
+// image. Returns 0, or -1 when there is no memory for the packing buffers.
+int conv_implicit_dx(const struct conv_geom *g, const float *w, int oc, const float *dy, int m,
+                     float *dcol, float *dx, long xs);
+long conv_implicit_dx_scratch(const struct conv_geom *g);
+
+// dx (c×h×w) += col2im of col (K × P, rows ldcol floats apart) at stride 1
+// (g->stride is taken as 1): the same bits as col2im, each element of dx
+// read once, its taps summed in col2im's order, written once. The vector
+// versions take a row of dx 8 (AVX2) or 4 (NEON) floats at a time; an
+// AVX-512 CPU runs the AVX2 one.
+void conv_col2im_scalar(const struct conv_geom *g, const float *col, long ldcol, float *dx);
+void conv_col2im_avx2(const struct conv_geom *g, const float *col, long ldcol, float *dx);
+void conv_col2im_neon(const struct conv_geom *g, const float *col, long ldcol, float *dx);
+
 // b[p·nr + j] = x[rows[p] + cols[j]] for p < kc, j < nj (≤ nr), and 0 for
 // nj ≤ j < nr: one packed micro-panel gathered from the images. The AVX2
 // version takes 16 full columns (the AVX2 kernel's nr), its rows ldb floats

@@ -173,4 +173,94 @@ void conv_pack_sliver6_avx2(int kc, const float *A, long lda, float *a)
             a[(long)p0 * 6 + i] = A[i * lda + p0];
 }
 // end listing
+
+// listing: col2im_avx2
+// conv_col2im_scalar with a row of dx 8 floats at a time: the chunk's sum
+// in a register, and for each tap a masked load of the 8 floats of col that
+// land on it. Lanes with no float there (before or past the row of col, or
+// past dx's row) take −0, which leaves any sum as it was (x + −0 = x, even
+// for x = −0): the lanes that have one get col2im's sums exactly. The masks
+// depend only on the chunk and v, so they are made once. Each sum is a chain
+// of dependent adds, so chunks go two at a time, two chains in flight. Rows
+// or filters wider than the mask table go to the plain loop.
+enum { MAX_CHUNKS = 8, MAX_KW = 8 };
+
+struct col2im_masks {
+    __m256i take[MAX_CHUNKS][MAX_KW];  // lanes that have a float of col for tap v
+    __m256 fill[MAX_CHUNKS][MAX_KW];   // −0 in the others
+    __m256i inside[MAX_CHUNKS];        // lanes inside dx's row
+};
+
+// Chunks k … k + n − 1 (n is 1 or 2) of dx's row iy of channel ch.
+static inline void col2im_chunks(const struct conv_geom *g, const struct col2im_masks *mk,
+                                 const float *col, long ldcol, int ch, int iy, int k, int n,
+                                 float *row)
+{
+    int x0 = 8 * k;
+    __m256 s0 = x0 + 8 <= g->w ? _mm256_loadu_ps(row + x0)
+                               : _mm256_maskload_ps(row + x0, mk->inside[k]);
+    __m256 s1 = _mm256_setzero_ps();
+    if (n == 2)
+        s1 = x0 + 16 <= g->w ? _mm256_loadu_ps(row + x0 + 8)
+                             : _mm256_maskload_ps(row + x0 + 8, mk->inside[k + 1]);
+    for (int u = 0; u < g->kh; u++) {
+        int r = iy + g->pad - u;
+        if (r < 0 || r >= g->oh)
+            continue;
+        // Tap (u, v)'s float for lane l is at from[l − v].
+        const float *from = col + ((long)(ch * g->kh + u) * g->kw) * ldcol + (long)r * g->ow +
+                            x0 + g->pad;
+        for (int v = 0; v < g->kw; v++, from += ldcol) {
+            __m256 t = _mm256_maskload_ps(from - v, mk->take[k][v]);
+            s0 = _mm256_add_ps(s0, _mm256_or_ps(t, mk->fill[k][v]));
+            if (n == 2) {
+                t = _mm256_maskload_ps(from + 8 - v, mk->take[k + 1][v]);
+                s1 = _mm256_add_ps(s1, _mm256_or_ps(t, mk->fill[k + 1][v]));
+            }
+        }
+    }
+    if (x0 + 8 <= g->w)
+        _mm256_storeu_ps(row + x0, s0);
+    else
+        _mm256_maskstore_ps(row + x0, mk->inside[k], s0);
+    if (n == 2) {
+        if (x0 + 16 <= g->w)
+            _mm256_storeu_ps(row + x0 + 8, s1);
+        else
+            _mm256_maskstore_ps(row + x0 + 8, mk->inside[k + 1], s1);
+    }
+}
+
+void conv_col2im_avx2(const struct conv_geom *g, const float *col, long ldcol, float *dx)
+{
+    int chunks = (g->w + 7) / 8;
+    if (chunks > MAX_CHUNKS || g->kw > MAX_KW) {
+        conv_col2im_scalar(g, col, ldcol, dx);
+        return;
+    }
+    struct col2im_masks mk;
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int k = 0; k < chunks; k++) {
+        int x0 = 8 * k;
+        mk.inside[k] = _mm256_cmpgt_epi32(_mm256_set1_epi32(g->w - x0), lane);
+        for (int v = 0; v < g->kw; v++) {
+            __m256i q = _mm256_add_epi32(lane, _mm256_set1_epi32(x0 + g->pad - v));
+            __m256i ok = _mm256_and_si256(_mm256_cmpgt_epi32(q, _mm256_set1_epi32(-1)),
+                                          _mm256_cmpgt_epi32(_mm256_set1_epi32(g->ow), q));
+            mk.take[k][v] = _mm256_and_si256(ok, mk.inside[k]);
+            mk.fill[k][v] =
+                _mm256_andnot_ps(_mm256_castsi256_ps(mk.take[k][v]), _mm256_set1_ps(-0.0f));
+        }
+    }
+    for (int ch = 0; ch < g->c; ch++)
+        for (int iy = 0; iy < g->h; iy++) {
+            float *row = dx + ((long)ch * g->h + iy) * g->w;
+            int k = 0;
+            for (; k + 2 <= chunks; k += 2)
+                col2im_chunks(g, &mk, col, ldcol, ch, iy, k, 2, row);
+            if (k < chunks)
+                col2im_chunks(g, &mk, col, ldcol, ch, iy, k, 1, row);
+        }
+}
+// end listing
 #endif

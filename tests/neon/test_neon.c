@@ -14,7 +14,9 @@
 #include <string.h>
 
 #include "autovec.h"
+#include "conv.h"
 #include "conv_direct.h"
+#include "conv_implicit.h"
 #include "pool_row.h"
 #include "gemm.h"
 #include "mat.h"
@@ -500,6 +502,69 @@ static int relu_pool_plane_backward_neon_agrees(void)
     return 1;
 }
 
+// The implicit path's col2im (common/conv/conv_implicit_neon.c) against
+// col2im, bit for bit, at stride 1: rows of dx of 1 to 19 floats (around
+// the vector's 4), filters of 1×1 to 3×5, padding 0 to 2, −0 in col and dx;
+// nothing on either side of dx written. Then the implicit data gradient on
+// NEON's micro-kernel against the packed GEMM and col2im. Returns 1 when
+// they agree.
+static int col2im_neon_agrees(void)
+{
+    enum { GUARD = 8, MOST = 2 * 9 * 19, MOST_COL = 2 * 15 * 400 };
+    static float col[MOST_COL], want[MOST + 2 * GUARD], got[MOST + 2 * GUARD];
+    const int filters[][2] = {{1, 1}, {3, 3}, {2, 3}, {3, 5}};
+    for (int w = 1; w <= 19; w++)
+        for (size_t f = 0; f < sizeof filters / sizeof filters[0]; f++)
+            for (int pad = 0; pad <= 2; pad++) {
+                struct conv_geom g = {2, 9, w, filters[f][0], filters[f][1], 1, pad, 0, 0};
+                g.oh = g.h + 2 * pad - g.kh + 1;
+                g.ow = g.w + 2 * pad - g.kw + 1;
+                if (g.oh < 1 || g.ow < 1)
+                    continue;
+                long P = (long)g.oh * g.ow, ldcol = P + 1, K = (long)g.c * g.kh * g.kw;
+                long xs = (long)g.c * g.h * g.w;
+                mat_fill_random(col, 1, (int)(K * ldcol), (int)(K * ldcol), 300u + (unsigned)w);
+                mat_fill_random(want, 1, MOST + 2 * GUARD, MOST + 2 * GUARD, 400u + (unsigned)w);
+                for (long i = 0; i < K * ldcol; i += 5)
+                    col[i] = -0.0f;
+                for (long i = 0; i < MOST + 2 * GUARD; i += 3)
+                    want[i] = -0.0f;
+                memcpy(got, want, sizeof got);
+                col2im(col, ldcol, g.c, g.h, g.w, g.kh, g.kw, 1, pad, want + GUARD);
+                conv_col2im_neon(&g, col, ldcol, got + GUARD);
+                if (memcmp(got, want, sizeof got) != 0) {
+                    printf("FAIL conv_col2im_neon 2×9×%d, filter %d×%d, pad %d: not col2im's "
+                           "bits (%ld floats)\n", w, g.kh, g.kw, pad, xs);
+                    return 0;
+                }
+            }
+    // The data gradient, an image at a time, on NEON's micro-kernel.
+    if (isa_force(ISA_NEON) != 0) {
+        printf("FAIL conv_implicit_dx: NEON refused\n");
+        return 0;
+    }
+    struct conv_geom g = {5, 13, 13, 3, 3, 1, 0, 11, 11};
+    enum { N = 3, OC = 13, K = 45, P = 121, XS = 5 * 13 * 13 };
+    static float wt[OC * K], dy[OC * N * P], dcol[K * 128], dx_want[N * XS], dx_got[N * XS];
+    mat_fill_random(wt, 1, OC * K, OC * K, 501);
+    mat_fill_random(dy, 1, OC * N * P, OC * N * P, 502);
+    mat_fill_random(dx_want, 1, N * XS, N * XS, 503);
+    memcpy(dx_got, dx_want, sizeof dx_got);
+    static float dcol_run[K * N * P];
+    gemm_packed(GEMM_TRANS, GEMM_NOTRANS, K, N * P, OC, 1.0f, wt, K, dy, N * P, 0.0f, dcol_run,
+                N * P);
+    for (int j = 0; j < N; j++)
+        col2im(dcol_run + j * P, N * P, 5, 13, 13, 3, 3, 1, 0, dx_want + j * XS);
+    if (conv_implicit_dx_scratch(&g) > K * 128 ||
+        conv_implicit_dx(&g, wt, OC, dy, N, dcol, dx_got, XS) != 0 ||
+        memcmp(dx_got, dx_want, sizeof dx_got) != 0) {
+        printf("FAIL conv_implicit_dx on NEON: not the packed GEMM's and col2im's bits\n");
+        return 0;
+    }
+    printf("pass conv_col2im_neon, conv_implicit_dx: the same bits as col2im\n");
+    return 1;
+}
+
 static int (*const checks[])(void) = {
     maxpool_row_neon_agrees,
     conv_direct_neon_agrees,
@@ -508,6 +573,7 @@ static int (*const checks[])(void) = {
     relu_pool_row_neon_agrees,
     relu_pool_plane_neon_agrees,
     relu_pool_plane_backward_neon_agrees,
+    col2im_neon_agrees,
     vec_neon_same_bits,
     optim_neon_same_bits,
 };
