@@ -716,10 +716,17 @@ int main(int argc, char **argv)
 
     // What fusing the ReLU (and the pooling) into the convolution saves: the
     // auto path, each convolution fused and unfused, on every thread count.
+    // The two take turns, FUSION_ROUNDS times (the reps shared among the
+    // rounds), so that both see the same minutes of a shared machine; the
+    // median of the rounds.
     if (fus) {
+        enum { FUSION_ROUNDS = 5 };
+        int rounds = o.quick ? 1 : FUSION_ROUNDS;
+        int round_reps = o.reps / rounds > 1 ? o.reps / rounds : 1;
         fprintf(fus, "layer,threads,batch,variant,direction,seconds,seconds_per_epoch\n");
         printf("\nthe ReLU (and pooling) fused into the convolution, or as ops of their own "
-               "(auto path)\n");
+               "(auto path), taking turns, median of %d rounds\n",
+               rounds);
         printf("%-10s %2s  %-8s %10s %10s  %7s\n", "layer", "th", "pass", "fused ms",
                "unfused ms", "saved");
         for (int ti = 0; ti < nthreads; ti++) {
@@ -730,9 +737,20 @@ int main(int argc, char **argv)
                 if (l->kind != CONV_RELU && l->kind != CONV_POOL)
                     continue;
                 struct layer_time both[2];
-                for (int unfused = 0; unfused < 2; unfused++)
-                    if (time_layer(l, CONV_AUTO, o.batch, o.reps, unfused, &both[unfused]) != 0)
-                        goto out;
+                double fwd[2][FUSION_ROUNDS], bwd[2][FUSION_ROUNDS];
+                for (int r = 0; r < rounds; r++)
+                    for (int turn = 0; turn < 2; turn++) {
+                        int unfused = r % 2 ? 1 - turn : turn;  // who goes first alternates
+                        struct layer_time lt;
+                        if (time_layer(l, CONV_AUTO, o.batch, round_reps, unfused, &lt) != 0)
+                            goto out;
+                        fwd[unfused][r] = lt.fwd_s;
+                        bwd[unfused][r] = lt.bwd_s;
+                    }
+                for (int unfused = 0; unfused < 2; unfused++) {
+                    both[unfused].fwd_s = bench_median(fwd[unfused], rounds);
+                    both[unfused].bwd_s = bench_median(bwd[unfused], rounds);
+                }
                 for (int dir = 0; dir < 2; dir++) {
                     double fused_s = dir ? both[0].bwd_s : both[0].fwd_s;
                     double unfused_s = dir ? both[1].bwd_s : both[1].fwd_s;
