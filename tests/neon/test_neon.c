@@ -455,7 +455,6 @@ static int relu_pool_plane_neon_agrees(void)
     return 1;
 }
 
-// The checks that are not GEMMs, each 1 when it passes.
 // The fused op's plane backward (common/conv/pool_neon.c) against the scalar
 // one, bit for bit: planes of 1 to 7 rows of 1 to 13 windows, with and
 // without an odd last row and column; −0 gradients, maxima of zero, every
@@ -565,6 +564,7 @@ static int col2im_neon_agrees(void)
     return 1;
 }
 
+// The checks that are not GEMMs, each 1 when it passes.
 static int (*const checks[])(void) = {
     maxpool_row_neon_agrees,
     conv_direct_neon_agrees,
