@@ -725,7 +725,7 @@ int main(int argc, char **argv)
         int round_reps = o.reps / rounds > 1 ? o.reps / rounds : 1;
         fprintf(fus, "layer,threads,batch,variant,direction,seconds,seconds_per_epoch\n");
         printf("\nthe ReLU (and pooling) fused into the convolution, or as ops of their own "
-               "(auto path), taking turns, median of %d rounds\n",
+               "(auto path), taking turns, the median of %d round(s)\n",
                rounds);
         printf("%-10s %2s  %-8s %10s %10s  %7s\n", "layer", "th", "pass", "fused ms",
                "unfused ms", "saved");
