@@ -239,51 +239,34 @@ static inline void store_part(float *y, unsigned char *code, int nq, __m256 best
 // once a block (those the registers cannot hold come back from L1), and a
 // window's 4×4 input patch is read once: each of its 16 pixels is broadcast
 // once for every output of the window whose taps cover it, 36 FMAs for 16
-// loads. The pixels go in reading order, so each output still adds its
-// taps in the order u, v, and the bits are the direct kernel's.
-static inline __attribute__((always_inline)) void window_one(const float *p, int w,
-                                                             const __m256 k[9], __m256 b,
-                                                             __m256 *best, __m256i *code)
-{
-    __m256 acc[4] = {b, b, b, b};
-#pragma GCC unroll 4
-    for (int i = 0; i < 4; i++)
-#pragma GCC unroll 4
-        for (int j = 0; j < 4; j++) {
-            __m256 xb = _mm256_broadcast_ss(p + i * w + j);
-#pragma GCC unroll 4
-            for (int at = 0; at < 4; at++) {
-                int u = i - at / 2, v = j - at % 2;  // the tap of output at under (i, j)
-                if (u >= 0 && u < 3 && v >= 0 && v < 3)
-                    acc[at] = _mm256_fmadd_ps(k[u * 3 + v], xb, acc[at]);
-            }
-        }
-    pool4(acc, best, code);
-}
-
-// Two windows side by side: eight chains of FMAs where one window has four,
-// each nine long, and their 4×6 patch read once, 24 loads for 72 FMAs.
-static inline __attribute__((always_inline)) void window_two(const float *p, int w,
-                                                             const __m256 k[9], __m256 b,
-                                                             __m256 best[2], __m256i code[2])
+// loads. Two windows side by side (nwin = 2) make eight chains of FMAs,
+// where one has four, each nine long, from a 4×6 patch: 24 loads for 72
+// FMAs. The pixels go in reading order, so each output still adds its taps
+// in the order u, v, and the bits are the direct kernel's.
+static inline __attribute__((always_inline)) void windows_one(const float *p, int w,
+                                                              const __m256 k[9], __m256 b,
+                                                              int nwin, __m256 best[2],
+                                                              __m256i code[2])
 {
     __m256 acc[2][4] = {{b, b, b, b}, {b, b, b, b}};
 #pragma GCC unroll 4
     for (int i = 0; i < 4; i++)
 #pragma GCC unroll 6
-        for (int j = 0; j < 6; j++) {
+        for (int j = 0; j < 2 + 2 * nwin; j++) {
             __m256 xb = _mm256_broadcast_ss(p + i * w + j);
 #pragma GCC unroll 2
-            for (int s = 0; s < 2; s++)
+            for (int s = 0; s < nwin; s++)
 #pragma GCC unroll 4
                 for (int at = 0; at < 4; at++) {
+                    // the tap of output at of window s under pixel (i, j)
                     int u = i - at / 2, v = j - 2 * s - at % 2;
                     if (u >= 0 && u < 3 && v >= 0 && v < 3)
                         acc[s][at] = _mm256_fmadd_ps(k[u * 3 + v], xb, acc[s][at]);
                 }
         }
-    pool4(acc[0], &best[0], &code[0]);
-    pool4(acc[1], &best[1], &code[1]);
+#pragma GCC unroll 2
+    for (int s = 0; s < nwin; s++)
+        pool4(acc[s], &best[s], &code[s]);
 }
 
 static void conv_pool_one(const float *x, int h, int w, const float *kt, const float *bias,
@@ -324,9 +307,9 @@ static void conv_pool_one(const float *x, int h, int w, const float *kt, const f
                     __m256i kv[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
                     best[g] = best[g + 1] = _mm256_setzero_ps();
                     if (g + 1 < nq)
-                        window_two(row + 2 * (q + g), w, k, b, &best[g], kv);
+                        windows_one(row + 2 * (q + g), w, k, b, 2, &best[g], kv);
                     else if (g < nq)
-                        window_one(row + 2 * (q + g), w, k, b, &best[g], kv);
+                        windows_one(row + 2 * (q + g), w, k, b, 1, &best[g], kv);
                     codes[g] = _mm256_castsi256_ps(kv[0]);
                     codes[g + 1] = _mm256_castsi256_ps(kv[1]);
                 }
