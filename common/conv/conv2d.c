@@ -4,8 +4,9 @@
 // all four goes through the GEMMs of the im2col path, but for the direct
 // path's dW, which its own kernel makes (conv_direct.h), and the implicit
 // path's dW, which packs COLᵀ from x as its forward packs COL, and its dx,
-// whose GEMM goes an image at a time, each added into dx at once. Optionally
-// fused with ReLU, or with ReLU and 2×2 max pooling (op_conv2d_relu_maxpool2).
+// whose GEMM goes a few micro-panels at a time, each image added into dx
+// as soon as it is whole. Optionally fused with ReLU, or with ReLU and 2×2
+// max pooling (op_conv2d_relu_maxpool2).
 //
 // Threads. Images are independent. The batch is cut into GROUPS fixed runs
 // of images (fixed by n, never by the thread count), and each run goes to
@@ -404,6 +405,7 @@ struct conv_back {
     const float *x, *w, *dy;
     const float *y; // the pooled output, when pooled; else NULL
     float *dx;      // NULL when x needs no gradient
+    float dx_beta;  // 0: dx holds nothing yet, and the implicit path writes it; 1: add into it
     float *dw_run;  // GROUPS partial sums of dw (oc×K each), or NULL
     float *db_run;  // GROUPS partial sums of dbias (oc each), or NULL
     long run_p;     // the longest run's images × P
@@ -462,7 +464,7 @@ static void gather_dy(const struct conv_back *b, int i, float *dy, long ld, floa
 // multiply-adds; with k = 16·121 the packing and the stores of C are paid
 // once for 16 times the work. dw and dbias go into run g's partial sums.
 // col and dy are the thread's scratch matrices, run_p floats a row (col,
-// on the implicit path, one image's DCOL: conv_implicit_dx).
+// on the implicit path, a window of DCOL: conv_implicit_dx).
 // Returns 0, or -1 when the GEMM backend ran out of memory.
 static int backward_run(const struct conv_back *b, int g, float *col, float *dy)
 {
@@ -491,7 +493,8 @@ static int backward_run(const struct conv_back *b, int g, float *col, float *dy)
         if (dw && conv_implicit_dw(&geom, b->x + first * xs, xs, m, dy, d->oc, dw) != 0)
             return -1;
         if (b->dx &&
-            conv_implicit_dx(&geom, b->w, d->oc, dy, m, col, b->dx + first * xs, xs) != 0)
+            conv_implicit_dx(&geom, b->w, d->oc, dy, m, col, b->dx + first * xs, xs,
+                             b->dx_beta) != 0)
             return -1;
         return 0;
     }
@@ -559,13 +562,22 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
     const struct conv_dims *d = &b.d;
     float *dw = w->requires_grad ? tape_grad(t, w) : NULL;
     float *dbias = bias->requires_grad ? tape_grad(t, bias) : NULL;
-    b.dx = x->requires_grad ? tape_grad(t, x) : NULL;
+    b.dx = NULL;
+    if (x->requires_grad) {
+        // The implicit path writes a fresh dx image by image, while each is
+        // in cache; the other paths add into it, so it starts at zero.
+        b.dx = tape_grad_write(t, x, &b.dx_beta);
+        if (b.dx && !b.implicit && b.dx_beta == 0.0f) {
+            memset(b.dx, 0, sizeof(float) * (size_t)x->size);
+            b.dx_beta = 1.0f;
+        }
+    }
     if ((x->requires_grad && !b.dx) || (w->requires_grad && !dw) ||
         (bias->requires_grad && !dbias))
         return -1;
     b.run_p = longest_run(d->n) * d->P;
     int threads = omp_get_max_threads();
-    // The run's col matrix (implicit: one image's DCOL), then DY.
+    // The run's col matrix (implicit: a window of DCOL), then DY.
     struct conv_geom geom = geom_of(d);
     long col_floats = b.implicit ? conv_implicit_dx_scratch(&geom) : d->K * b.run_p;
     long per_thread = col_floats + d->oc * b.run_p;
