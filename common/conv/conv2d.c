@@ -472,10 +472,15 @@ static int backward_run(const struct conv_back *b, int g, float *col, float *dy)
     long xs = (long)d->c * d->h * d->w;
     int first = group_first(g, d->n), m = group_first(g + 1, d->n) - first;
     long ld = m * d->P;  // the width of DY and COL for this run
-    if (m == 0)
-        return 0;  // a batch of fewer than GROUPS images leaves runs empty
     float *dw = b->dw_run ? b->dw_run + g * d->oc * d->K : NULL;
     float *db = b->db_run ? b->db_run + g * d->oc : NULL;
+    // The run's partial sums start at zero here, on its own thread.
+    if (dw)
+        memset(dw, 0, sizeof(float) * (size_t)(d->oc * d->K));
+    if (db)
+        memset(db, 0, sizeof(float) * (size_t)d->oc);
+    if (m == 0)
+        return 0;  // a batch of fewer than GROUPS images leaves runs empty
     for (int j = 0; j < m; j++) {
         gather_dy(b, first + j, dy + j * d->P, ld, db);
         // The direct path's dW from the image and its gradient, while both
@@ -521,16 +526,13 @@ static int backward_run(const struct conv_back *b, int g, float *col, float *dy)
 }
 // end listing
 
-static float *scratch(struct tape *t, const char *op, int wanted, long floats, int zeroed)
+static float *scratch(struct tape *t, const char *op, int wanted, long floats)
 {
     if (!wanted)
         return NULL;
-    size_t bytes = sizeof(float) * (size_t)floats;
-    float *p = tape_scratch(t, bytes);
+    float *p = tape_scratch(t, sizeof(float) * (size_t)floats);
     if (!p)
         tape_fail(t, "%s backward: out of memory for %ld floats of scratch", op, floats);
-    else if (zeroed)
-        memset(p, 0, bytes);
     return p;
 }
 
@@ -581,9 +583,9 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
     struct conv_geom geom = geom_of(d);
     long col_floats = b.implicit ? conv_implicit_dx_scratch(&geom) : d->K * b.run_p;
     long per_thread = col_floats + d->oc * b.run_p;
-    b.dw_run = scratch(t, node->op, dw != NULL, GROUPS * d->oc * d->K, 1);
-    b.db_run = scratch(t, node->op, dbias != NULL, GROUPS * d->oc, 1);
-    b.scratch = scratch(t, node->op, 1, threads * per_thread, 0);
+    b.dw_run = scratch(t, node->op, dw != NULL, GROUPS * d->oc * d->K);
+    b.db_run = scratch(t, node->op, dbias != NULL, GROUPS * d->oc);
+    b.scratch = scratch(t, node->op, 1, threads * per_thread);
     if (tape_failed(t))
         return -1;
     int failed = 0;
@@ -598,12 +600,19 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
                   b.be->name);
         return -1;
     }
-    for (int g = 0; g < GROUPS; g++) {
-        if (dw)
-            b.vec->add_to(d->oc * d->K, dw, b.dw_run + g * d->oc * d->K);
+    // dw's elements in slices across the threads, each element's partials
+    // added in run order, as on one thread.
+    long dw_size = d->oc * d->K, slice = 1024;
+    if (dw) {
+#pragma omp parallel for schedule(static)
+        for (long at = 0; at < dw_size; at += slice)
+            for (int g = 0; g < GROUPS; g++)
+                b.vec->add_to(dw_size - at < slice ? dw_size - at : slice, dw + at,
+                              b.dw_run + g * dw_size + at);
+    }
+    for (int g = 0; g < GROUPS; g++)
         if (dbias)
             b.vec->add_to(d->oc, dbias, b.db_run + g * d->oc);
-    }
     return 0;
 }
 
