@@ -403,13 +403,12 @@ static void col2im_image(const struct conv_geom *g, const float *col, long ldcol
 // The micro-panels run across the whole run (16 columns each on AVX2):
 // 1,936 columns are 121 whole panels, where one image's 121 would be 7
 // panels and a last one of 9, whose other 7 columns the micro-kernel
-// computes anyway. dcol
-// holds the run's columns from base on, base the start of the panel that
-// the next image begins in: when an image is done, that last panel (which
-// holds the next image's first columns) moves to dcol's front. So dcol's
-// rows need room for an image that begins nr − 1 columns into a panel,
-// rounded up to whole panels of any ISA's kernel: 160 floats for P = 121,
-// a whole number of cache lines.
+// computes anyway. dcol holds the run's columns from base on, base the
+// start of the panel that the next image begins in: when an image is done,
+// that last panel (which holds the next image's first columns) moves to
+// dcol's front. So dcol's rows need room for an image that begins nr − 1
+// columns into a panel, rounded up to whole panels of any ISA's kernel:
+// 160 floats for P = 121, a whole number of cache lines.
 static long dcol_row(const struct conv_geom *g)
 {
     long P = (long)g->oh * g->ow;
