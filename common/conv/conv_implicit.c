@@ -204,11 +204,27 @@ static void pack_cols(const struct conv_geom *g, const float *x, long xs, long s
     int at[MAX_NR];  // from the first column's: a panel spans a few images
     for (int j = 0; j < nj; j++)
         at[j] = (int)(cols[j].at - cols[0].at);
-    long rows[CHUNK];
+    // The taps' offsets, an add a row: along a filter row the next float,
+    // then the start of the channel's next row, or of the next channel.
+    long off = cols[0].at + t.off, rows[CHUNK];
+    long next_row = g->w - g->kw + 1, next_ch = next_row + (long)(g->h - g->kh) * g->w;
+    int u = t.u, v = t.v;
     for (int p0 = 0; p0 < kc; p0 += CHUNK) {
         int count = kc - p0 < CHUNK ? kc - p0 : CHUNK;
-        for (int p = 0; p < count; p++, next_tap(g, &t))
-            rows[p] = cols[0].at + t.off;
+        for (int p = 0; p < count; p++) {
+            rows[p] = off;
+            if (++v < g->kw) {
+                off++;
+                continue;
+            }
+            v = 0;
+            if (++u < g->kh) {
+                off += next_row;
+            } else {
+                u = 0;
+                off += next_ch;
+            }
+        }
         gather(x, rows, count, at, nj, nr, b + (long)p0 * nr);
     }
 }
