@@ -188,11 +188,11 @@ static void pack_cols(const struct conv_geom *g, const float *x, long xs, long s
         cols[j] = cols[j - 1];
         next_column(g, xs, &cols[j]);
     }
-    struct tap t = tap_of(g, k0);
     (void)span;  // the gather reads only the floats it takes
     // With padding, or a panel too far across the images for an int offset,
     // element by element.
     if (g->pad != 0 || cols[nj - 1].at - cols[0].at > INT_MAX) {
+        struct tap t = tap_of(g, k0);
         for (int p = 0; p < kc; p++, b += nr, next_tap(g, &t)) {
             for (int j = 0; j < nj; j++)
                 b[j] = col_at(g, x, &cols[j], &t);
@@ -204,27 +204,18 @@ static void pack_cols(const struct conv_geom *g, const float *x, long xs, long s
     int at[MAX_NR];  // from the first column's: a panel spans a few images
     for (int j = 0; j < nj; j++)
         at[j] = (int)(cols[j].at - cols[0].at);
-    // The taps' offsets, an add a row: along a filter row the next float,
-    // then the start of the channel's next row, or of the next channel.
-    long off = cols[0].at + t.off, rows[CHUNK];
-    long next_row = g->w - g->kw + 1, next_ch = next_row + (long)(g->h - g->kh) * g->w;
-    int u = t.u, v = t.v;
+    long hw = (long)g->h * g->w, rows[CHUNK];
+    int taps = g->kh * g->kw;
     for (int p0 = 0; p0 < kc; p0 += CHUNK) {
         int count = kc - p0 < CHUNK ? kc - p0 : CHUNK;
-        for (int p = 0; p < count; p++) {
-            rows[p] = off;
-            if (++v < g->kw) {
-                off++;
-                continue;
-            }
-            v = 0;
-            if (++u < g->kh) {
-                off += next_row;
-            } else {
-                u = 0;
-                off += next_ch;
-            }
-        }
+        // One channel's worth of taps a step at a time; from there on, each
+        // row is the tap a channel before it, hw floats on.
+        int walk = count < taps ? count : taps;
+        struct tap t = tap_of(g, k0 + p0);
+        for (int p = 0; p < walk; p++, next_tap(g, &t))
+            rows[p] = cols[0].at + t.off;
+        for (int p = walk; p < count; p++)
+            rows[p] = rows[p - taps] + hw;
         gather(x, rows, count, at, nj, nr, b + (long)p0 * nr);
     }
 }
