@@ -1427,16 +1427,21 @@ Test(conv, col2im_gather_same_bits_as_col2im)
 #endif
 }
 
-// The implicit data gradient, DCOL an image at a time with wᵀ packed once,
-// makes the bits of one packed GEMM over the run and col2im image by image,
-// on every ISA this CPU has: at stride 1 (the gather) and 2 (col2im), with
-// padding, filter counts above and below a sliver, and with the blocking's
-// kc cut to 16 so that the filters take several passes.
+// The implicit data gradient, DCOL made a few panels at a time with wᵀ
+// packed once, makes the bits of one packed GEMM over the run and col2im
+// image by image, on every ISA this CPU has: at stride 1 (the gather) and
+// 2 (col2im), with padding, filter counts above and below a sliver, and
+// with the blocking's kc cut to 16 so that the filters take several passes.
+// Images of 1, 16 and 17 outputs, many to a panel or one panel and a bit,
+// and a whole run of the book's conv2, its images starting anywhere in a
+// panel; dcol is exactly conv_implicit_dx_scratch floats.
 Test(conv, implicit_dx_same_bits_as_gemm_then_col2im, .timeout = 120)
 {
     const struct conv_case cases[] = {{3, 5, 13, 13, 7, 3, 3, 1, 0}, {2, 3, 6, 7, 65, 3, 3, 1, 1},
                                       {2, 3, 9, 8, 4, 2, 3, 2, 1}, {2, 32, 13, 13, 64, 3, 3, 1, 0},
-                                      {1, 1, 1, 1, 1, 1, 1, 1, 0}};
+                                      {1, 1, 1, 1, 1, 1, 1, 1, 0}, {17, 2, 3, 3, 5, 3, 3, 1, 0},
+                                      {5, 2, 6, 6, 3, 3, 3, 1, 0}, {7, 2, 19, 3, 9, 3, 3, 1, 0},
+                                      {16, 32, 13, 13, 64, 3, 3, 1, 0}};
     const enum isa isas[] = {ISA_SCALAR, ISA_AVX2, ISA_AVX512, ISA_NEON};
     for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
         if (isa_force(isas[i]) != 0)
@@ -1458,24 +1463,38 @@ Test(conv, implicit_dx_same_bits_as_gemm_then_col2im, .timeout = 120)
                 float *w = filled(k->oc * K, 1640 + s), *dy = filled(k->oc * ld, 1660 + s);
                 float *want = filled(k->n * xs, 1680 + s), *got = malloc(sizeof(float) * k->n * xs);
                 long scratch = conv_implicit_dx_scratch(&g);
-                float *dcol = malloc(sizeof(float) * (K * ld > scratch ? K * ld : scratch));
+                float *dcol = malloc(sizeof(float) * K * ld);
+                float *mine = malloc(sizeof(float) * scratch);
                 memcpy(got, want, sizeof(float) * k->n * xs);
                 gemm_packed(GEMM_TRANS, GEMM_NOTRANS, (int)K, (int)ld, k->oc, 1.0f, w, (int)K, dy,
                             (int)ld, 0.0f, dcol, (int)ld);
                 for (int j = 0; j < k->n; j++)
                     col2im(dcol + j * P, ld, k->c, k->h, k->w, k->kh, k->kw, k->stride, k->pad,
                            want + j * xs);
-                cr_assert_eq(conv_implicit_dx(&g, w, k->oc, dy, k->n, dcol, got, xs), 0);
+                cr_assert_eq(conv_implicit_dx(&g, w, k->oc, dy, k->n, mine, got, xs, 1.0f), 0);
                 char shape[128], what[192];
                 describe(k, shape, sizeof shape);
                 snprintf(what, sizeof what, "%s, implicit dx on %s%s", shape, isa_name(isas[i]),
                          small_kc ? ", kc 16" : "");
+                expect_same_bits(what, want, got, k->n * xs);
+                // beta 0: dx written, whatever it held (NaN here), as if it held zeros.
+                for (long e = 0; e < k->n * xs; e++) {
+                    want[e] = 0.0f;
+                    got[e] = NAN;
+                }
+                for (int j = 0; j < k->n; j++)
+                    col2im(dcol + j * P, ld, k->c, k->h, k->w, k->kh, k->kw, k->stride, k->pad,
+                           want + j * xs);
+                cr_assert_eq(conv_implicit_dx(&g, w, k->oc, dy, k->n, mine, got, xs, 0.0f), 0);
+                snprintf(what, sizeof what, "%s, implicit dx written on %s%s", shape,
+                         isa_name(isas[i]), small_kc ? ", kc 16" : "");
                 expect_same_bits(what, want, got, k->n * xs);
                 free(w);
                 free(dy);
                 free(want);
                 free(got);
                 free(dcol);
+                free(mine);
             }
         }
     }

@@ -4,8 +4,9 @@
 // all four goes through the GEMMs of the im2col path, but for the direct
 // path's dW, which its own kernel makes (conv_direct.h), and the implicit
 // path's dW, which packs COLᵀ from x as its forward packs COL, and its dx,
-// whose GEMM goes an image at a time, each added into dx at once. Optionally
-// fused with ReLU, or with ReLU and 2×2 max pooling (op_conv2d_relu_maxpool2).
+// whose GEMM goes a few micro-panels at a time, each image added into dx
+// as soon as it is whole. Optionally fused with ReLU, or with ReLU and 2×2
+// max pooling (op_conv2d_relu_maxpool2).
 //
 // Threads. Images are independent. The batch is cut into GROUPS fixed runs
 // of images (fixed by n, never by the thread count), and each run goes to
@@ -404,6 +405,7 @@ struct conv_back {
     const float *x, *w, *dy;
     const float *y; // the pooled output, when pooled; else NULL
     float *dx;      // NULL when x needs no gradient
+    float dx_beta;  // 0: dx holds nothing yet, and the implicit path writes it; 1: add into it
     float *dw_run;  // GROUPS partial sums of dw (oc×K each), or NULL
     float *db_run;  // GROUPS partial sums of dbias (oc each), or NULL
     long run_p;     // the longest run's images × P
@@ -462,7 +464,7 @@ static void gather_dy(const struct conv_back *b, int i, float *dy, long ld, floa
 // multiply-adds; with k = 16·121 the packing and the stores of C are paid
 // once for 16 times the work. dw and dbias go into run g's partial sums.
 // col and dy are the thread's scratch matrices, run_p floats a row (col,
-// on the implicit path, one image's DCOL: conv_implicit_dx).
+// on the implicit path, a window of DCOL: conv_implicit_dx).
 // Returns 0, or -1 when the GEMM backend ran out of memory.
 static int backward_run(const struct conv_back *b, int g, float *col, float *dy)
 {
@@ -470,10 +472,15 @@ static int backward_run(const struct conv_back *b, int g, float *col, float *dy)
     long xs = (long)d->c * d->h * d->w;
     int first = group_first(g, d->n), m = group_first(g + 1, d->n) - first;
     long ld = m * d->P;  // the width of DY and COL for this run
-    if (m == 0)
-        return 0;  // a batch of fewer than GROUPS images leaves runs empty
     float *dw = b->dw_run ? b->dw_run + g * d->oc * d->K : NULL;
     float *db = b->db_run ? b->db_run + g * d->oc : NULL;
+    // The run's partial sums start at zero here, on its own thread.
+    if (dw)
+        memset(dw, 0, sizeof(float) * (size_t)(d->oc * d->K));
+    if (db)
+        memset(db, 0, sizeof(float) * (size_t)d->oc);
+    if (m == 0)
+        return 0;  // a batch of fewer than GROUPS images leaves runs empty
     for (int j = 0; j < m; j++) {
         gather_dy(b, first + j, dy + j * d->P, ld, db);
         // The direct path's dW from the image and its gradient, while both
@@ -491,7 +498,8 @@ static int backward_run(const struct conv_back *b, int g, float *col, float *dy)
         if (dw && conv_implicit_dw(&geom, b->x + first * xs, xs, m, dy, d->oc, dw) != 0)
             return -1;
         if (b->dx &&
-            conv_implicit_dx(&geom, b->w, d->oc, dy, m, col, b->dx + first * xs, xs) != 0)
+            conv_implicit_dx(&geom, b->w, d->oc, dy, m, col, b->dx + first * xs, xs,
+                             b->dx_beta) != 0)
             return -1;
         return 0;
     }
@@ -518,16 +526,13 @@ static int backward_run(const struct conv_back *b, int g, float *col, float *dy)
 }
 // end listing
 
-static float *scratch(struct tape *t, const char *op, int wanted, long floats, int zeroed)
+static float *scratch(struct tape *t, const char *op, int wanted, long floats)
 {
     if (!wanted)
         return NULL;
-    size_t bytes = sizeof(float) * (size_t)floats;
-    float *p = tape_scratch(t, bytes);
+    float *p = tape_scratch(t, sizeof(float) * (size_t)floats);
     if (!p)
         tape_fail(t, "%s backward: out of memory for %ld floats of scratch", op, floats);
-    else if (zeroed)
-        memset(p, 0, bytes);
     return p;
 }
 
@@ -559,19 +564,28 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
     const struct conv_dims *d = &b.d;
     float *dw = w->requires_grad ? tape_grad(t, w) : NULL;
     float *dbias = bias->requires_grad ? tape_grad(t, bias) : NULL;
-    b.dx = x->requires_grad ? tape_grad(t, x) : NULL;
+    b.dx = NULL;
+    if (x->requires_grad) {
+        // The implicit path writes a fresh dx image by image, while each is
+        // in cache; the other paths add into it, so it starts at zero.
+        b.dx = tape_grad_write(t, x, &b.dx_beta);
+        if (b.dx && !b.implicit && b.dx_beta == 0.0f) {
+            memset(b.dx, 0, sizeof(float) * (size_t)x->size);
+            b.dx_beta = 1.0f;
+        }
+    }
     if ((x->requires_grad && !b.dx) || (w->requires_grad && !dw) ||
         (bias->requires_grad && !dbias))
         return -1;
     b.run_p = longest_run(d->n) * d->P;
     int threads = omp_get_max_threads();
-    // The run's col matrix (implicit: one image's DCOL), then DY.
+    // The run's col matrix (implicit: a window of DCOL), then DY.
     struct conv_geom geom = geom_of(d);
     long col_floats = b.implicit ? conv_implicit_dx_scratch(&geom) : d->K * b.run_p;
     long per_thread = col_floats + d->oc * b.run_p;
-    b.dw_run = scratch(t, node->op, dw != NULL, GROUPS * d->oc * d->K, 1);
-    b.db_run = scratch(t, node->op, dbias != NULL, GROUPS * d->oc, 1);
-    b.scratch = scratch(t, node->op, 1, threads * per_thread, 0);
+    b.dw_run = scratch(t, node->op, dw != NULL, GROUPS * d->oc * d->K);
+    b.db_run = scratch(t, node->op, dbias != NULL, GROUPS * d->oc);
+    b.scratch = scratch(t, node->op, 1, threads * per_thread);
     if (tape_failed(t))
         return -1;
     int failed = 0;
@@ -586,12 +600,19 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
                   b.be->name);
         return -1;
     }
-    for (int g = 0; g < GROUPS; g++) {
-        if (dw)
-            b.vec->add_to(d->oc * d->K, dw, b.dw_run + g * d->oc * d->K);
+    // dw's elements in slices across the threads, each element's partials
+    // added in run order, as on one thread.
+    long dw_size = d->oc * d->K, slice = 1024;
+    if (dw) {
+#pragma omp parallel for schedule(static)
+        for (long at = 0; at < dw_size; at += slice)
+            for (int g = 0; g < GROUPS; g++)
+                b.vec->add_to(dw_size - at < slice ? dw_size - at : slice, dw + at,
+                              b.dw_run + g * dw_size + at);
+    }
+    for (int g = 0; g < GROUPS; g++)
         if (dbias)
             b.vec->add_to(d->oc, dbias, b.db_run + g * d->oc);
-    }
     return 0;
 }
 

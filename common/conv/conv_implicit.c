@@ -12,6 +12,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "conv.h"
 #include "cpu.h"
@@ -401,17 +402,26 @@ static void col2im_image(const struct conv_geom *g, const float *col, long ldcol
 }
 
 // listing: implicit_dx
-// The data gradient, one image at a time: DCOL_i (K×P) = wᵀ · DY_i, the
-// packed GEMM's loops again, then col2im of DCOL_i into dx_i at once, while
-// its 139 KB (the book's conv2) are still in L2. One GEMM over the run
-// would write 16 times that, 2.2 MB, out to L3 for col2im to read back.
-// wᵀ (K × oc, 72 KB here) is packed once for the run, not once per image.
-// DCOL_i's rows are a whole number of micro-panels apart (128 floats for
-// P = 121), so that the micro-kernel's stores start on cache lines.
+// The data gradient, a few panels at a time: DCOL = wᵀ · DY, the packed
+// GEMM's loops again, with col2im of each image's block DCOL_i (K×P) into
+// dx_i as soon as its columns are made, while its 139 KB (the book's conv2)
+// are still in L2. One GEMM over the run would write 16 times that, 2.2 MB,
+// out to L3 for col2im to read back. wᵀ (K × oc, 72 KB here) is packed
+// once for the run, not once per image.
+//
+// The micro-panels run across the whole run (16 columns each on AVX2):
+// 1,936 columns are 121 whole panels, where one image's 121 would be 7
+// panels and a last one of 9, whose other 7 columns the micro-kernel
+// computes anyway. dcol holds the run's columns from base on, base the
+// start of the panel that the next image begins in: when an image is done,
+// that last panel (which holds the next image's first columns) moves to
+// dcol's front. So dcol's rows need room for an image that begins nr − 1
+// columns into a panel, rounded up to whole panels of any ISA's kernel:
+// 160 floats for P = 121, a whole number of cache lines.
 static long dcol_row(const struct conv_geom *g)
 {
     long P = (long)g->oh * g->ow;
-    return (P + MAX_NR - 1) / MAX_NR * MAX_NR;
+    return (P + 2 * MAX_NR - 2) / MAX_NR * MAX_NR;
 }
 
 long conv_implicit_dx_scratch(const struct conv_geom *g)
@@ -419,8 +429,34 @@ long conv_implicit_dx_scratch(const struct conv_geom *g)
     return (long)g->c * g->kh * g->kw * dcol_row(g);
 }
 
+// One micro-panel of DY: b[p·nr + j] = dy[p·ld + j] for j < n, 0 for
+// n ≤ j < nr, as pack_b_panel packs it. A full panel of AVX2's 16 columns is
+// copied with a constant size, a few moves, where pack_b_panel calls memcpy
+// for every row.
+static void pack_dy(int k, int n, const float *dy, long ld, int nr, float *b)
+{
+    if (n == 16 && nr == 16) {
+        for (int p = 0; p < k; p++)
+            memcpy(b + (long)p * 16, dy + p * ld, 16 * sizeof(float));
+        return;
+    }
+    pack_b_panel(GEMM_NOTRANS, k, n, dy, (int)ld, nr, b);
+}
+
+// Columns from … from+nr−1 of dcol's K rows to columns 0 … nr−1 (from ≥ nr).
+static void move_panel(long K, int nr, long from, float *dcol, long ldc)
+{
+    for (long r = 0; r < K; r++) {
+        float *row = dcol + r * ldc;
+        if (nr == 16)
+            memcpy(row, row + from, 16 * sizeof(float));
+        else
+            memcpy(row, row + from, sizeof(float) * (size_t)nr);
+    }
+}
+
 int conv_implicit_dx(const struct conv_geom *g, const float *w, int oc, const float *dy, int m,
-                     float *dcol, float *dx, long xs)
+                     float *dcol, float *dx, long xs, float beta)
 {
     const struct gemm_kernel *kernel = gemm_current_kernel();
     struct gemm_blocking bl = kernel->blocking;
@@ -430,27 +466,38 @@ int conv_implicit_dx(const struct conv_geom *g, const float *w, int oc, const fl
     long ldc = dcol_row(g);
     float *a = gemm_buffer(GEMM_BUFFER_A, slivers * oc);
     float *b = gemm_buffer(GEMM_BUFFER_B, (long)nr * kc);
-    if (!a || !b)
+    if (!a || !b || (P + 2 * nr - 2) / nr * nr > ldc)  // the last: a kernel wider than MAX_NR
         return -1;
     // op(A) = wᵀ in kc-deep blocks, one after another.
     for (int pc = 0; pc < oc; pc += kc)
         pack_a_panel(GEMM_TRANS, (int)K, (int)min_long(kc, oc - pc), w + (long)pc * K, (int)K,
                      mr, a + slivers * pc);
+    long base = 0, done = 0;  // dcol holds the run's columns base … done−1
     for (int j = 0; j < m; j++) {
-        for (int pc = 0; pc < oc; pc += kc) {
-            int k_now = (int)min_long(kc, oc - pc);
-            float beta = pc == 0 ? 0.0f : 1.0f;  // later passes over k add
-            for (long jr = 0; jr < P; jr += nr) {
-                int n_now = (int)min_long(nr, P - jr);
-                pack_b_panel(GEMM_NOTRANS, k_now, n_now, dy + pc * ld + j * P + jr, (int)ld, nr,
-                             b);
+        long end = (j + 1) * P;  // image j is the run's columns j·P … end−1
+        for (; done < end; done += nr) {
+            int n_now = (int)min_long(nr, ld - done);
+            // Past the run's end, whole stores into dcol's spare columns:
+            // the micro-kernel's masked ones are slow.
+            int n_store = done - base + nr <= ldc ? nr : n_now;
+            float *c = dcol + (done - base);
+            for (int pc = 0; pc < oc; pc += kc) {
+                int k_now = (int)min_long(kc, oc - pc);
+                float beta_now = pc == 0 ? 0.0f : 1.0f;  // later passes over k add
+                pack_dy(k_now, n_now, dy + pc * ld + done, ld, nr, b);
                 for (long ir = 0; ir < K; ir += mr)
-                    kernel->run((int)min_long(mr, K - ir), n_now, k_now,
-                                a + slivers * pc + ir * k_now, b, dcol + ir * ldc + jr, (int)ldc,
-                                1.0f, beta);
+                    kernel->run((int)min_long(mr, K - ir), n_store, k_now,
+                                a + slivers * pc + ir * k_now, b, c + ir * ldc, (int)ldc, 1.0f,
+                                beta_now);
             }
         }
-        col2im_image(g, dcol, ldc, dx + j * xs);
+        if (beta == 0.0f)  // a fresh dx: zeros in cache, not a pass over memory first
+            memset(dx + j * xs, 0, sizeof(float) * (size_t)g->c * g->h * g->w);
+        col2im_image(g, dcol + (j * P - base), ldc, dx + j * xs);
+        long next = end / nr * nr;  // the panel that image j+1 begins in
+        if (next > base && next < done)
+            move_panel(K, nr, next - base, dcol, ldc);
+        base = next;
     }
     return 0;
 }

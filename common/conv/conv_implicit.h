@@ -36,14 +36,16 @@ int conv_implicit_forward(const struct conv_geom *g, const float *x, long xs, in
 int conv_implicit_dw(const struct conv_geom *g, const float *x, long xs, int m, const float *dy,
                      int oc, float *dw);
 
-// dx (m images, xs floats apart) += the data gradient: col2im of
-// DCOL = wᵀ (K×oc) · dy (oc × m·P, rows m·P floats apart), made one image
-// at a time into dcol (conv_implicit_dx_scratch floats: K rows of P rounded
-// up to any ISA's micro-panel), each image's block added into its dx at
-// once. The same bits as the packed GEMM over the run, then col2im image by
-// image. Returns 0, or -1 when there is no memory for the packing buffers.
+// dx (m images, xs floats apart) = beta·dx + the data gradient, beta 1 or
+// 0 (dx's old contents not read): col2im of DCOL = wᵀ (K×oc) · dy
+// (oc × m·P, rows m·P floats apart), made a few micro-panels at a time into
+// dcol (conv_implicit_dx_scratch floats: K rows of P and a micro-panel,
+// rounded up to any ISA's micro-panel), each image's block added into its
+// dx as soon as it is whole. The same bits as the packed GEMM over the run,
+// then col2im image by image (into zeros when beta is 0). Returns 0, or −1
+// when there is no memory for the packing buffers.
 int conv_implicit_dx(const struct conv_geom *g, const float *w, int oc, const float *dy, int m,
-                     float *dcol, float *dx, long xs);
+                     float *dcol, float *dx, long xs, float beta);
 long conv_implicit_dx_scratch(const struct conv_geom *g);
 
 // dx (c×h×w) += col2im of col (K × P, rows ldcol floats apart) at stride 1

@@ -544,7 +544,7 @@ static int col2im_neon_agrees(void)
     }
     struct conv_geom g = {5, 13, 13, 3, 3, 1, 0, 11, 11};
     enum { N = 3, OC = 13, K = 45, P = 121, XS = 5 * 13 * 13 };
-    static float wt[OC * K], dy[OC * N * P], dcol[K * 128], dx_want[N * XS], dx_got[N * XS];
+    static float wt[OC * K], dy[OC * N * P], dcol[K * 160], dx_want[N * XS], dx_got[N * XS];
     mat_fill_random(wt, 1, OC * K, OC * K, 501);
     mat_fill_random(dy, 1, OC * N * P, OC * N * P, 502);
     mat_fill_random(dx_want, 1, N * XS, N * XS, 503);
@@ -554,8 +554,8 @@ static int col2im_neon_agrees(void)
                 N * P);
     for (int j = 0; j < N; j++)
         col2im(dcol_run + j * P, N * P, 5, 13, 13, 3, 3, 1, 0, dx_want + j * XS);
-    if (conv_implicit_dx_scratch(&g) > K * 128 ||
-        conv_implicit_dx(&g, wt, OC, dy, N, dcol, dx_got, XS) != 0 ||
+    if (conv_implicit_dx_scratch(&g) > K * 160 ||
+        conv_implicit_dx(&g, wt, OC, dy, N, dcol, dx_got, XS, 1.0f) != 0 ||
         memcmp(dx_got, dx_want, sizeof dx_got) != 0) {
         printf("FAIL conv_implicit_dx on NEON: not the packed GEMM's and col2im's bits\n");
         return 0;
