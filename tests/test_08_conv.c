@@ -1538,7 +1538,9 @@ Test(conv, implicit_path_on_every_isa, .timeout = 120)
 
 // The implicit forward hands each image to the pooling only once the last
 // pass over k has finished its columns: with a kc that cuts conv2's k of
-// 288 into passes (one of 7 floats, not a multiple of anything), its fused
+// 288 into passes (one of 7 floats, not a multiple of anything), or takes it
+// whole (its rows then packed in two chunks, the second from the middle of a
+// channel's taps), its fused
 // pooling gives the bits of the im2col path's on the packed GEMM (the same
 // loops and passes), whose pooling runs after the whole GEMM, on every ISA
 // this CPU has.
@@ -1546,7 +1548,7 @@ Test(conv, implicit_pooling_waits_for_the_last_pass_over_k, .timeout = 120)
 {
     const struct conv_case k = {3, 32, 7, 8, 9, 3, 3, 1, 0};
     const enum isa isas[] = {ISA_SCALAR, ISA_AVX2, ISA_AVX512, ISA_NEON};
-    const int kcs[] = {7, 64};
+    const int kcs[] = {7, 64, 288};
     float *xf = filled(x_size(&k), 2100), *wf = filled(w_size(&k), 2101),
           *bf = filled(k.oc, 2102), *dyf = filled(pooled_size(&k), 2103);
     for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {

@@ -183,17 +183,16 @@ enum { CHUNK = 256 };
 static void pack_cols(const struct conv_geom *g, const float *x, long xs, long span, long k0,
                       int kc, long j0, int nj, int nr, float *b)
 {
-    struct column cols[MAX_NR];
-    cols[0] = column_of(g, xs, j0);
-    for (int j = 1; j < nj; j++) {
-        cols[j] = cols[j - 1];
-        next_column(g, xs, &cols[j]);
-    }
-    struct tap t = tap_of(g, k0);
     (void)span;  // the gather reads only the floats it takes
+    struct column c = column_of(g, xs, j0);
+    long first = c.at;
     // With padding, or a panel too far across the images for an int offset,
     // element by element.
-    if (g->pad != 0 || cols[nj - 1].at - cols[0].at > INT_MAX) {
+    if (g->pad != 0 || column_of(g, xs, j0 + nj - 1).at - first > INT_MAX) {
+        struct column cols[MAX_NR];
+        for (int j = 0; j < nj; j++, next_column(g, xs, &c))
+            cols[j] = c;
+        struct tap t = tap_of(g, k0);
         for (int p = 0; p < kc; p++, b += nr, next_tap(g, &t)) {
             for (int j = 0; j < nj; j++)
                 b[j] = col_at(g, x, &cols[j], &t);
@@ -203,13 +202,23 @@ static void pack_cols(const struct conv_geom *g, const float *x, long xs, long s
         return;
     }
     int at[MAX_NR];  // from the first column's: a panel spans a few images
-    for (int j = 0; j < nj; j++)
-        at[j] = (int)(cols[j].at - cols[0].at);
-    long rows[CHUNK];
+    for (int j = 0; j < nj; j++, next_column(g, xs, &c))
+        at[j] = (int)(c.at - first);
+    long hw = (long)g->h * g->w, rows[CHUNK];
+    int taps = g->kh * g->kw;
     for (int p0 = 0; p0 < kc; p0 += CHUNK) {
         int count = kc - p0 < CHUNK ? kc - p0 : CHUNK;
-        for (int p = 0; p < count; p++, next_tap(g, &t))
-            rows[p] = cols[0].at + t.off;
+        // One channel's worth of taps a step at a time; from there on, each
+        // row is one of those taps in a later channel, hw floats on for each.
+        int walk = count < taps ? count : taps;
+        struct tap t = tap_of(g, k0 + p0);
+        for (int p = 0; p < walk; p++, next_tap(g, &t))
+            rows[p] = first + t.off;
+        for (int p = walk; p < count; p += taps) {
+            long on = p / taps * hw;
+            for (int q = 0; q < taps && p + q < count; q++)
+                rows[p + q] = rows[q] + on;
+        }
         gather(x, rows, count, at, nj, nr, b + (long)p0 * nr);
     }
 }

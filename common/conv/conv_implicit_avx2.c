@@ -74,6 +74,29 @@ void conv_gather16_avx2(const float *x, const long *rows, int kc, const int *col
     // cols[15] − 15: every load lies between the row's first float and its
     // last, x[rows[p] + cols[0]] and x[rows[p] + cols[15]], which the scalar
     // loop reads too. No load leaves x, and none needs a mask.
+    if (n[0] <= 2 && n[1] <= 2) {
+        // At most two runs in each half, as in any panel of outputs whose
+        // rows are 8 or more wide (conv2's are 11): every row of the panel
+        // is four loads and two blends, with no branch. A half with one run
+        // loads it twice and blends nothing in.
+        for (int h = 0; h < 2; h++)
+            if (n[h] == 1) {
+                shifts[h][1] = shifts[h][0];
+                masks[h][1] = _mm256_setzero_ps();
+            }
+        const int s0 = shifts[0][0], s1 = shifts[0][1], s2 = shifts[1][0], s3 = shifts[1][1];
+        const __m256 lo_mask = masks[0][1], hi_mask = masks[1][1];
+        for (int p = 0; p < kc; p++, b += ldb) {
+            const float *at = x + rows[p];
+            __m256 lo = _mm256_blendv_ps(_mm256_loadu_ps(at + s0), _mm256_loadu_ps(at + s1),
+                                         lo_mask);
+            __m256 hi = _mm256_blendv_ps(_mm256_loadu_ps(at + s2), _mm256_loadu_ps(at + s3),
+                                         hi_mask);
+            _mm256_storeu_ps(b, lo);
+            _mm256_storeu_ps(b + 8, hi);
+        }
+        return;
+    }
     for (int p = 0; p < kc; p++, b += ldb) {
         const float *at = x + rows[p];
         _mm256_storeu_ps(b, half_row(at, n[0], shifts[0], masks[0]));

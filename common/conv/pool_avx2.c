@@ -58,9 +58,11 @@ static __m256i first_lanes(int lanes)
 
 // 8 windows of the fused row (pool_row.h) from the 16 floats of each of
 // their two rows: the maxima, each of the four elements given its bias and
-// clipped first, and the codes, the lanes' low bytes gathered into 8 bytes.
+// clipped first, and the codes, the lanes' low bytes gathered into 8 bytes
+// (one 8-byte value: stored as two 4-byte halves and read back whole, they
+// would wait for both stores to retire).
 static inline __m256 relu_pool8(__m256 t0, __m256 t1, __m256 d0, __m256 d1, __m256 b,
-                                int codes[2])
+                                long long *codes)
 {
     const __m256 zero = _mm256_setzero_ps();
     const __m256i low_bytes = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1,
@@ -70,6 +72,7 @@ static inline __m256 relu_pool8(__m256 t0, __m256 t1, __m256 d0, __m256 d1, __m2
                    columns(d0, d1, 1)};
     __m256 best = _mm256_max_ps(_mm256_add_ps(v[0], b), zero);
     __m256i k = _mm256_setzero_si256();
+#pragma GCC unroll 3
     for (int at = 1; at < 4; at++) {
         __m256 r = _mm256_max_ps(_mm256_add_ps(v[at], b), zero);
         __m256 win = _mm256_cmp_ps(r, best, _CMP_GT_OQ);
@@ -77,8 +80,8 @@ static inline __m256 relu_pool8(__m256 t0, __m256 t1, __m256 d0, __m256 d1, __m2
         k = _mm256_blendv_epi8(k, _mm256_set1_epi32(at), _mm256_castps_si256(win));
     }
     __m256i packed = _mm256_shuffle_epi8(k, low_bytes);
-    codes[0] = _mm256_extract_epi32(packed, 0);
-    codes[1] = _mm256_extract_epi32(packed, 4);
+    *codes = _mm_cvtsi128_si64(_mm_unpacklo_epi32(_mm256_castsi256_si128(packed),
+                                                  _mm256_extracti128_si256(packed, 1)));
     return best;
 }
 
@@ -93,16 +96,16 @@ void relu_pool_row_avx2(const float *top, const float *bottom, int ow, float bia
         int n = ow - q < 8 ? ow - q : 8;  // windows in this chunk
         __m256i m0 = first_lanes(2 * n), m1 = first_lanes(2 * n - 8);
         const float *t = top + 2 * q, *d = bottom + 2 * q;
-        int codes[2];
+        long long codes;
         __m256 best = relu_pool8(_mm256_maskload_ps(t, m0), _mm256_maskload_ps(t + 8, m1),
                                  _mm256_maskload_ps(d, m0), _mm256_maskload_ps(d + 8, m1), b,
-                                 codes);
+                                 &codes);
         if (n == 8) {
             _mm256_storeu_ps(y + q, best);
-            memcpy(code + q, codes, 8);
+            memcpy(code + q, &codes, 8);
         } else {
             _mm256_maskstore_ps(y + q, first_lanes(n), best);
-            memcpy(code + q, codes, (size_t)n);
+            memcpy(code + q, &codes, (size_t)n);
         }
     }
 }
@@ -128,17 +131,17 @@ void relu_pool_plane_avx2(const float *plane, int oh, int ow, float bias, float 
             relu_pool_row_avx2(top, bottom, pw, bias, y + at, code + at);
             continue;
         }
-        int codes[2];
+        long long codes;
         __m256 best = relu_pool8(_mm256_loadu_ps(top), _mm256_loadu_ps(top + 8),
-                                 _mm256_loadu_ps(bottom), _mm256_loadu_ps(bottom + 8), b, codes);
+                                 _mm256_loadu_ps(bottom), _mm256_loadu_ps(bottom + 8), b, &codes);
         if (at + 8 <= windows) {
             _mm256_storeu_ps(y + at, best);
-            memcpy(code + at, codes, 8);
+            memcpy(code + at, &codes, 8);
         } else {
             float kept[8];
             _mm256_storeu_ps(kept, best);
             memcpy(y + at, kept, sizeof(float) * (size_t)pw);
-            memcpy(code + at, codes, (size_t)pw);
+            memcpy(code + at, &codes, (size_t)pw);
         }
     }
 }
