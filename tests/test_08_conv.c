@@ -764,8 +764,9 @@ Test(conv, fused_pool_finite_differences, .timeout = 300)
 // The fused direct kernel of each ISA against that ISA's direct kernel, then
 // the ReLU, then the pooling row: the same sums in the same order, so the
 // same bits and the same codes, at every width around the vector sizes,
-// both paddings, several channel counts and filter counts on both sides of
-// the kernel's blocks of 16.
+// and conv1's 28 (rows of 13 and 14 windows), both paddings, several
+// channel counts and filter counts on both sides of the kernel's blocks of
+// 16 and of 8 (one input channel without padding).
 static void conv_pool_against_unfused(enum isa isa)
 {
     if (!isa_supported(isa))
@@ -777,7 +778,7 @@ static void conv_pool_against_unfused(enum isa isa)
         for (int ci = 0; ci < 3; ci++)
             for (int fi = 0; fi < 4; fi++)
                 for (int h = 4 - 2 * pad; h <= 7; h++)
-                    for (int w = 4 - 2 * pad; w <= 21; w++) {
+                    for (int w = 4 - 2 * pad; w <= 28; w += w < 21 ? 1 : 7) {
                         int c = channels[ci], oc = filters[fi];
                         int oh = h + 2 * pad - 2, ow = w + 2 * pad - 2, ph = oh / 2, pw = ow / 2;
                         long xs = (long)c * h * w, ks = (long)oc * c * 9;

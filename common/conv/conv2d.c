@@ -413,38 +413,39 @@ struct conv_back {
 };
 
 // listing: conv_gather_dy
-// Image i's share of DY, oc planes of P floats (plane o at dy + o·ld): the
-// gradient that reaches the convolution's output. Plain, a copy of dy; with
-// ReLU fused, dy masked by y > 0 (the ReLU's backward, from its saved bits);
-// with the pooling fused too, each pooled gradient goes to the element its
-// code names, when the maximum was above zero, and the other three get
-// nothing (the pooling's backward, then the ReLU's): one call of a plane
-// kernel writes the whole plane and returns its sum. Each plane's sum goes
-// into db.
-static void gather_dy(const struct conv_back *b, int i, float *dy, long ld, float *db)
+// Plane o of image i's share of DY, P floats at row: the gradient that
+// reaches the convolution's output. Plain, a copy of dy; with ReLU fused,
+// dy masked by y > 0 (the ReLU's backward, from its saved bits); with the
+// pooling fused too, each pooled gradient goes to the element its code
+// names, when the maximum was above zero, and the other three get nothing
+// (the pooling's backward, then the ReLU's): one call of a plane kernel
+// writes the whole plane and returns its sum. The plane's sum goes into db.
+static void gather_plane(const struct conv_back *b, int i, int o, float *row, float *db)
 {
     const struct conv_dims *d = &b->d;
-    long ys = b->code ? (long)d->ph * d->pw : d->P;
-    const float *dyi = b->dy + (long)i * d->oc * ys;
-    for (int o = 0; o < d->oc; o++) {
-        float *row = dy + o * ld;
-        if (b->code) {
-            long at = ((long)i * d->oc + o) * ys;
-            float sum =
-                b->unpool(dyi + o * ys, b->y + at, b->code + at, d->ph, d->pw, d->oh, d->ow, row);
-            if (db)
-                db[o] += sum;
-            continue;
-        }
-        if (b->mask) {
-            const uint8_t *mi = b->mask + ((long)i * d->oc + o) * mask_row(d->P);
-            b->vec->relu_mask_backward(d->P, row, mi, dyi + o * d->P);
-        } else {
-            memcpy(row, dyi + o * d->P, sizeof(float) * (size_t)d->P);
-        }
+    long ys = b->code ? (long)d->ph * d->pw : d->P, at = ((long)i * d->oc + o) * ys;
+    if (b->code) {
+        float sum = b->unpool(b->dy + at, b->y + at, b->code + at, d->ph, d->pw, d->oh, d->ow,
+                              row);
         if (db)
-            db[o] += row_sum(row, d->P);
+            db[o] += sum;
+        return;
     }
+    if (b->mask) {
+        const uint8_t *mi = b->mask + ((long)i * d->oc + o) * mask_row(d->P);
+        b->vec->relu_mask_backward(d->P, row, mi, b->dy + at);
+    } else {
+        memcpy(row, b->dy + at, sizeof(float) * (size_t)d->P);
+    }
+    if (db)
+        db[o] += row_sum(row, d->P);
+}
+
+// Image i's oc planes, plane o at dy + o·ld.
+static void gather_dy(const struct conv_back *b, int i, float *dy, long ld, float *db)
+{
+    for (int o = 0; o < b->d.oc; o++)
+        gather_plane(b, i, o, dy + o * ld, db);
 }
 // end listing
 
@@ -482,12 +483,21 @@ static int backward_run(const struct conv_back *b, int g, float *col, float *dy)
     if (m == 0)
         return 0;  // a batch of fewer than GROUPS images leaves runs empty
     for (int j = 0; j < m; j++) {
-        gather_dy(b, first + j, dy + j * d->P, ld, db);
-        // The direct path's dW from the image and its gradient, while both
-        // are in cache: no col matrix, no GEMM with n = 9.
-        if (dw && b->dw_kernel)
-            b->dw_kernel(b->x + (first + j) * xs, d->c, d->h, d->w, dy + j * d->P, ld, d->oc,
-                         d->pad, dw);
+        if (!(dw && b->dw_kernel)) {
+            gather_dy(b, first + j, dy + j * d->P, ld, db);
+            continue;
+        }
+        // The direct path's dW from the image and its gradient, a plane at
+        // a time: each plane of DY, just written and still in L1, gives its
+        // filter's gradient at once (no col matrix, no GEMM with n = 9).
+        // With no dx to make, DY is not read again: every plane goes into
+        // the same P floats, which never leave L1.
+        for (int o = 0; o < d->oc; o++) {
+            float *row = b->dx ? dy + j * d->P + o * ld : dy;
+            gather_plane(b, first + j, o, row, db);
+            b->dw_kernel(b->x + (first + j) * xs, d->c, d->h, d->w, row, ld, 1, d->pad,
+                         dw + o * d->K);
+        }
     }
     if (b->dw_kernel)
         dw = NULL;  // done

@@ -7,6 +7,8 @@
 #if defined(__x86_64__)
 
 #include <immintrin.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "transpose8_avx2.h"
 
@@ -136,16 +138,16 @@ static inline __attribute__((always_inline)) void taps_inside16(const float *pat
 }
 
 // The ReLU and the pooling's rule on one vector of channels: the four
-// outputs clipped at zero, a later one taking the place of the best only
+// outputs v clipped at zero, a later one taking the place of the best only
 // when it is larger; k holds the winner's place as an integer.
-static inline void pool4(__m256 acc[4][2], int half, __m256 *best, __m256i *k)
+static inline void pool4(const __m256 v4[4], __m256 *best, __m256i *k)
 {
     const __m256 zero = _mm256_setzero_ps();
-    *best = _mm256_max_ps(acc[0][half], zero);
+    *best = _mm256_max_ps(v4[0], zero);
     *k = _mm256_setzero_si256();
 #pragma GCC unroll 3
     for (int at = 1; at < 4; at++) {
-        __m256 v = _mm256_max_ps(acc[at][half], zero);
+        __m256 v = _mm256_max_ps(v4[at], zero);
         __m256 win = _mm256_cmp_ps(v, *best, _CMP_GT_OQ);
         *best = _mm256_blendv_ps(*best, v, win);
         *k = _mm256_blendv_epi8(*k, _mm256_set1_epi32(at), _mm256_castps_si256(win));
@@ -201,13 +203,139 @@ static inline __attribute__((always_inline)) void window(const float *x, int c, 
     }
     window_taps(x, c, h, w, kt, oc, n, m0, m1, iy, ix, acc);
 #pragma GCC unroll 2
-    for (int half = 0; half < 2; half++)
-        pool4(acc, half, &best[half], &k[half]);
+    for (int half = 0; half < 2; half++) {
+        __m256 four[4] = {acc[0][half], acc[1][half], acc[2][half], acc[3][half]};
+        pool4(four, &best[half], &k[half]);
+    }
+}
+
+// The first nq < 8 windows of a transposed row: a call of memcpy with a
+// length known only at run time costs more than the row's arithmetic, so
+// from 4 windows on two overlapping stores of 4 (floats, then code bytes),
+// the second ending at window nq − 1, and below 4 one at a time.
+static inline void store_part(float *y, unsigned char *code, int nq, __m256 best, __m256 codes)
+{
+    float part[L];
+    unsigned char bytes[L];
+    _mm256_storeu_ps(part, best);
+    store_codes8(bytes, _mm256_castps_si256(codes));
+    if (nq < 4) {
+        for (int j = 0; j < nq; j++) {
+            y[j] = part[j];
+            code[j] = bytes[j];
+        }
+        return;
+    }
+    _mm_storeu_ps(y, _mm_loadu_ps(part));
+    _mm_storeu_ps(y + nq - 4, _mm_loadu_ps(part + nq - 4));
+    memcpy(code, bytes, 4);
+    memcpy(code + nq - 4, bytes + nq - 4, 4);
+}
+
+// One input channel and no padding (conv1: every window inside the image)
+// change the balance. A tap of the blocks of 16 above loads two weight
+// vectors and four pixels for 8 FMAs. Here a vector holds 8 output
+// channels, the block's nine weight vectors are its whole filter, loaded
+// once a block (those the registers cannot hold come back from L1), and a
+// window's 4×4 input patch is read once: each of its 16 pixels is broadcast
+// once for every output of the window whose taps cover it, 36 FMAs for 16
+// loads. Two windows side by side (nwin = 2) make eight chains of FMAs,
+// where one has four, each nine long, from a 4×6 patch: 24 loads for 72
+// FMAs. The pixels go in reading order, so each output still adds its taps
+// in the order u, v, and the bits are the direct kernel's.
+static inline __attribute__((always_inline)) void windows_one(const float *p, int w,
+                                                              const __m256 k[9], __m256 b,
+                                                              int nwin, __m256 best[2],
+                                                              __m256i code[2])
+{
+    __m256 acc[2][4] = {{b, b, b, b}, {b, b, b, b}};
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++)
+#pragma GCC unroll 6
+        for (int j = 0; j < 2 + 2 * nwin; j++) {
+            __m256 xb = _mm256_broadcast_ss(p + i * w + j);
+#pragma GCC unroll 2
+            for (int s = 0; s < nwin; s++)
+#pragma GCC unroll 4
+                for (int at = 0; at < 4; at++) {
+                    // the tap of output at of window s under pixel (i, j)
+                    int u = i - at / 2, v = j - 2 * s - at % 2;
+                    if (u >= 0 && u < 3 && v >= 0 && v < 3)
+                        acc[s][at] = _mm256_fmadd_ps(k[u * 3 + v], xb, acc[s][at]);
+                }
+        }
+#pragma GCC unroll 2
+    for (int s = 0; s < nwin; s++)
+        pool4(acc[s], &best[s], &code[s]);
+}
+
+static void conv_pool_one(const float *x, int h, int w, const float *kt, const float *bias,
+                          int oc, float *y, unsigned char *code)
+{
+    int ph = (h - 2) / 2, pw = (w - 2) / 2;
+    long plane = (long)ph * pw;
+    for (int o0 = 0; o0 < oc; o0 += L) {
+        int n = oc - o0 < L ? oc - o0 : L;  // channels in this block
+        __m256i m = first(n);
+        __m256 k[9];
+        for (int t = 0; t < 9; t++)
+            k[t] = _mm256_maskload_ps(kt + t * oc + o0, m);
+        __m256 b = _mm256_maskload_ps(bias + o0, m);
+        // The next block's outputs (after the last block, the next image's,
+        // which follow in the batch) asked for ahead, a share each row, so
+        // that the stores find their cache lines in cache: without, the
+        // stores into y, not the FMAs, were the larger part of the time. A
+        // prefetch never faults, even past the end of y.
+        uintptr_t next_y = (uintptr_t)y + sizeof(float) * (size_t)((o0 + L) * plane),
+                  next_code = (uintptr_t)code + (size_t)((o0 + L) * plane);
+        long share_y = (sizeof(float) * L * plane / ph + 63) & ~63L,
+             share_code = (L * plane / ph + 63) & ~63L;
+        for (int r = 0; r < ph; r++) {
+            long at = (long)o0 * plane + (long)r * pw;  // window (r, 0) of channel o0
+            const float *row = x + 2L * r * w;
+            for (long off = 0; off < share_y; off += 64)
+                __builtin_prefetch((const void *)(next_y + r * share_y + off), 1, 3);
+            for (long off = 0; off < share_code; off += 64)
+                __builtin_prefetch((const void *)(next_code + r * share_code + off), 1, 3);
+            // Eight windows, transposed into each channel's row of eight,
+            // as above; the last windows of a row (conv1's rows are 13)
+            // the same way, the missing ones zero, stored as far as they go.
+            for (int q = 0; q < pw; q += L) {
+                int nq = pw - q < L ? pw - q : L;
+                __m256 best[L], codes[L];
+                for (int g = 0; g < L; g += 2) {
+                    __m256i kv[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+                    best[g] = best[g + 1] = _mm256_setzero_ps();
+                    if (g + 1 < nq)
+                        windows_one(row + 2 * (q + g), w, k, b, 2, &best[g], kv);
+                    else if (g < nq)
+                        windows_one(row + 2 * (q + g), w, k, b, 1, &best[g], kv);
+                    codes[g] = _mm256_castsi256_ps(kv[0]);
+                    codes[g + 1] = _mm256_castsi256_ps(kv[1]);
+                }
+                transpose8(best);
+                transpose8(codes);
+                for (int l = 0; l < n; l++) {
+                    long to = at + (long)l * plane + q;
+                    if (nq == L) {
+                        _mm256_storeu_ps(y + to, best[l]);
+                        store_codes8(code + to, _mm256_castps_si256(codes[l]));
+                    } else {
+                        store_part(y + to, code + to, nq, best[l], codes[l]);
+                    }
+                }
+            }
+        }
+    }
 }
 
 void conv_pool_avx2(const float *x, int c, int h, int w, const float *kt, const float *bias,
                     int oc, int pad, float *y, unsigned char *code)
 {
+    if (c == 1 && pad == 0) {
+        conv_pool_one(x, h, w, kt, bias, oc, y, code);
+        return;
+    }
     int ph = (h + 2 * pad - 2) / 2, pw = (w + 2 * pad - 2) / 2;
     long plane = (long)ph * pw;
     for (int o0 = 0; o0 < oc; o0 += 2 * L) {
