@@ -58,7 +58,7 @@ void conv_gather16_avx2(const float *x, const long *rows, int kc, const int *col
     // x[rows[p] + shift + j], shift = cols[first[r]] − first[r]. Each half of
     // the row (lanes 0–7, 8–15) takes the runs that reach into it: n[h] of
     // them, from the run's shift (plus the half's 8) on, over its lanes.
-    int n[2] = {0, 0}, shifts[2][MAX_RUNS];
+    int n[2] = {0, 0}, shifts[2][MAX_RUNS] = {{0}};
     __m256 masks[2][MAX_RUNS];
     for (int r = 0; r < runs; r++)
         for (int h = 0; h < 2; h++) {
@@ -80,7 +80,7 @@ void conv_gather16_avx2(const float *x, const long *rows, int kc, const int *col
         // is four loads and two blends, with no branch. A half with one run
         // loads it twice and blends nothing in.
         for (int h = 0; h < 2; h++)
-            if (n[h] == 1) {
+            if (n[h] < 2) {  // every half holds a run, so this is n[h] == 1
                 shifts[h][1] = shifts[h][0];
                 masks[h][1] = _mm256_setzero_ps();
             }
