@@ -219,8 +219,9 @@ struct layer_time {
 };
 
 // Runs the layer on a batch of n random inputs `reps` times after a warm-up
-// and keeps the medians. The backward starts from loss = Σ y, whose own
-// backward (filling dy with ones) is timed alone and taken off. unfused: a
+// and keeps the medians. The backward starts from loss = Σ y, made before
+// its clock starts; the sum's own backward (filling dy with ones) is timed
+// alone and taken off. unfused: a
 // convolution and its ReLU as two ops (op_conv2d, then op_relu), two passes
 // over y each way, instead of op_conv2d_relu's one; or, for a pooled layer,
 // op_conv2d_relu then op_maxpool2, the convolution's output written and read
@@ -270,7 +271,11 @@ static int time_layer(const struct layer *l, enum conv_path path, int n, int rep
         double t1 = timer_now();
         if (!y)
             goto fail;
-        if (tape_backward(t, op_sum(t, y)) != 0)
+        // The loss's forward, a pass over y, is neither the layer's forward
+        // nor its backward: the backward's clock starts after it.
+        struct tensor *loss = op_sum(t, y);
+        double t1b = timer_now();
+        if (tape_backward(t, loss) != 0)
             goto fail;
         double t2 = timer_now();
         // The sum's backward alone, on a tensor of y's shape (a tape is
@@ -290,7 +295,7 @@ static int time_layer(const struct layer *l, enum conv_path path, int n, int rep
         double t4 = timer_now();
         if (rep >= 0) {
             fwd[rep] = t1 - t0;
-            bwd[rep] = t2 - t1;
+            bwd[rep] = t2 - t1b;
             sum_s[rep] = t4 - t3;
         }
     }
