@@ -65,13 +65,22 @@ build:
 
 programs: $(PROGRAMS)
 
+# The programs have one directory for every compiler and mode, so each
+# depends on a note of the objects it was last linked from: a build with
+# another compiler (CC=clang) links them again, and so does the next build
+# with the first; without it, make would keep the other compiler's programs.
+LINKED_FROM := $(BIN)/linked-from
+$(shell mkdir -p $(BIN) && echo '$(OBJ)' > $(LINKED_FROM).new && \
+  { cmp -s $(LINKED_FROM).new $(LINKED_FROM) && rm -f $(LINKED_FROM).new || \
+    mv $(LINKED_FROM).new $(LINKED_FROM); })
+
 $(SOBJ)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(isa_flags) $(extra_flags) $(OPT) -MMD -MP -c $< -o $@
 
-$(PROGRAMS): $(BIN)/%: $(SOBJ)/%.o $(STAGE_OBJS) $(COMMON_OBJS)
+$(PROGRAMS): $(BIN)/%: $(SOBJ)/%.o $(STAGE_OBJS) $(COMMON_OBJS) $(LINKED_FROM)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(CC) $(LDFLAGS) $(filter %.o,$^) $(LDLIBS) -o $@
 
 -include $(wildcard $(SOBJ)/*.d $(OBJ)/tests/*.d)
 
