@@ -1028,6 +1028,30 @@ static void relu_pool_plane_backward_against_scalar(enum isa isa)
             }
 }
 
+// row_sum is its definition (pool_row.h), bit for bit: part[p mod 32] in
+// order, then the parts added in the fixed order row_sum_parts states. The
+// values differ in magnitude, so another order would round differently.
+Test(conv, row_sum_is_its_definition)
+{
+    enum { MOST = 200 };
+    float *v = filled(MOST, 2400);
+    for (int p = 0; p < MOST; p++)
+        v[p] *= (float)(1 + p % 7) * (p % 3 ? 1e3f : 1e-3f);
+    for (long n = 0; n <= MOST; n++) {
+        float part[32] = {0};
+        for (long p = 0; p < n; p++)
+            part[p % 32] += v[p];
+        float s[8];
+        for (int l = 0; l < 8; l++)
+            s[l] = (part[l] + part[l + 8]) + (part[l + 16] + part[l + 24]);
+        float want = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+        float got = row_sum(v, n);
+        cr_assert(memcmp(&got, &want, sizeof got) == 0, "row_sum of %ld floats: %.9g, want %.9g",
+                  n, got, want);
+    }
+    free(v);
+}
+
 Test(conv, relu_pool_row_backward_scalar_keeps_the_bits)
 {
     // −0 becomes +0; a maximum of zero sends nothing; the odd column is zero.

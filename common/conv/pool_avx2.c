@@ -211,8 +211,8 @@ static inline void row8(const float *g, const float *y, const unsigned char *cod
 // cost little on Zen 3) give its missing windows y = 0, so their lanes are
 // +0, and its 16-float stores run past the row's end into the rows below,
 // which are written after it; a row whose stores would leave the plane goes
-// to the plain loop. The plane, just written and still in L1, is summed by
-// one vector of 8 lanes, row_sum's 8 parts.
+// to the plain loop. The plane, just written and still in L1, is summed in
+// row_sum's 32 parts, four vectors of 8 lanes.
 float relu_pool_plane_backward_avx2(const float *g, const float *y, const unsigned char *code,
                                     int ph, int pw, int oh, int ow, float *plane)
 {
@@ -246,16 +246,24 @@ float relu_pool_plane_backward_avx2(const float *g, const float *y, const unsign
             for (int j = 0; j < ow; j++)
                 last[j] = 0.0f;
     }
-    __m256 sum = _mm256_setzero_ps();
+    // row_sum's 32 parts in four vectors: the first 32 floats go one to
+    // each vector, the next 32 the same, and so on; what is left after the
+    // last 32, into the vectors in order, 8 at a time, then the floats.
+    __m256 sum[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+                     _mm256_setzero_ps()};
     long p = 0;
-    for (; p + 8 <= size; p += 8)
-        sum = _mm256_add_ps(sum, _mm256_loadu_ps(plane + p));
-    float part[8];
-    _mm256_storeu_ps(part, sum);
-    for (int l = 0; p < size; p++, l++)
+    for (; p + ROW_SUM_PARTS <= size; p += ROW_SUM_PARTS)
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; k++)
+            sum[k] = _mm256_add_ps(sum[k], _mm256_loadu_ps(plane + p + 8 * k));
+    int k = 0;
+    for (; p + 8 <= size; p += 8, k++)
+        sum[k] = _mm256_add_ps(sum[k], _mm256_loadu_ps(plane + p));
+    float part[ROW_SUM_PARTS];
+    for (int j = 0; j < 4; j++)
+        _mm256_storeu_ps(part + 8 * j, sum[j]);
+    for (int l = 8 * k; p < size; p++, l++)
         part[l] += plane[p];
-    float low = (part[0] + part[1]) + (part[2] + part[3]);
-    float high = (part[4] + part[5]) + (part[6] + part[7]);
-    return low + high;
+    return row_sum_parts(part);
 }
 // end listing

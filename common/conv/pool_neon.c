@@ -146,8 +146,8 @@ static inline void row_backward(const float *g, const float *y, const unsigned c
 }
 
 // A whole plane (pool_row.h) in one call: its rows as above, a last odd row
-// zero, and the sum of the plane while it is in L1, row_sum's 8 parts in
-// two vectors of 4.
+// zero, and the sum of the plane while it is in L1, row_sum's 32 parts in
+// eight vectors of 4.
 float relu_pool_plane_backward_neon(const float *g, const float *y, const unsigned char *code,
                                     int ph, int pw, int oh, int ow, float *plane)
 {
@@ -159,20 +159,22 @@ float relu_pool_plane_backward_neon(const float *g, const float *y, const unsign
     }
     for (long j = 2L * ph * ow; j < size; j++)
         plane[j] = 0.0f;
-    float32x4_t low = vdupq_n_f32(0.0f), high = low;
+    float32x4_t sum[8];
+    for (int k = 0; k < 8; k++)
+        sum[k] = vdupq_n_f32(0.0f);
     long p = 0;
-    for (; p + 8 <= size; p += 8) {
-        low = vaddq_f32(low, vld1q_f32(plane + p));
-        high = vaddq_f32(high, vld1q_f32(plane + p + 4));
-    }
-    float part[8];
-    vst1q_f32(part, low);
-    vst1q_f32(part + 4, high);
-    for (int l = 0; p < size; p++, l++)
+    for (; p + ROW_SUM_PARTS <= size; p += ROW_SUM_PARTS)
+        for (int k = 0; k < 8; k++)
+            sum[k] = vaddq_f32(sum[k], vld1q_f32(plane + p + 4 * k));
+    int k = 0;
+    for (; p + 4 <= size; p += 4, k++)
+        sum[k] = vaddq_f32(sum[k], vld1q_f32(plane + p));
+    float part[ROW_SUM_PARTS];
+    for (int j = 0; j < 8; j++)
+        vst1q_f32(part + 4 * j, sum[j]);
+    for (int l = 4 * k; p < size; p++, l++)
         part[l] += plane[p];
-    float sum_low = (part[0] + part[1]) + (part[2] + part[3]);
-    float sum_high = (part[4] + part[5]) + (part[6] + part[7]);
-    return sum_low + sum_high;
+    return row_sum_parts(part);
 }
 
 #endif

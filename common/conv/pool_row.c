@@ -141,18 +141,24 @@ void relu_pool_row_backward_scalar(const float *g, const float *y, const unsigne
 }
 // end listing
 
+float row_sum_parts(const float part[ROW_SUM_PARTS])
+{
+    float s[8];
+    for (int l = 0; l < 8; l++)
+        s[l] = (part[l] + part[l + 8]) + (part[l + 16] + part[l + 24]);
+    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
 float row_sum(const float *v, long n)
 {
-    float part[8] = {0};
+    float part[ROW_SUM_PARTS] = {0};
     long p = 0;
-    for (; p + 8 <= n; p += 8)
-        for (int l = 0; l < 8; l++)
+    for (; p + ROW_SUM_PARTS <= n; p += ROW_SUM_PARTS)
+        for (int l = 0; l < ROW_SUM_PARTS; l++)
             part[l] += v[p + l];
     for (int l = 0; p < n; p++, l++)
         part[l] += v[p];
-    float low = (part[0] + part[1]) + (part[2] + part[3]);
-    float high = (part[4] + part[5]) + (part[6] + part[7]);
-    return low + high;
+    return row_sum_parts(part);
 }
 
 float relu_pool_plane_backward_scalar(const float *g, const float *y, const unsigned char *code,

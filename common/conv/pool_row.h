@@ -74,13 +74,23 @@ typedef void relu_pool_row_backward_fn(const float *g, const float *y, const uns
 // The plain loop; the vector versions live inside the plane kernels below.
 relu_pool_row_backward_fn relu_pool_row_backward_scalar;
 
-// Σ v[0..n−1] as eight interleaved partial sums, part[p mod 8] += v[p] in
-// order, added at the end as ((part[0] + part[1]) + (part[2] + part[3])) +
-// ((part[4] + part[5]) + (part[6] + part[7])): eight independent chains of
-// additions instead of one (which waits four cycles per element), in a
-// fixed order, so the same bits on every run. The plane kernels below give
-// these bits too, eight lanes of one vector (two of NEON's) for the parts.
+// Σ v[0..n−1] as ROW_SUM_PARTS = 32 interleaved partial sums, part[p mod 32]
+// += v[p] in order, added at the end by row_sum_parts: 32 independent chains
+// of additions instead of one (which waits three or four cycles per
+// element), in a fixed order, so the same bits on every run. Eight chains,
+// one vector of AVX2, were not enough: a vector add takes three cycles and
+// two can start each cycle, so a plane's sum waited on its one chain. The
+// plane kernels below give these bits too, the parts in four vectors of
+// AVX2's eight lanes (eight of NEON's four).
+enum { ROW_SUM_PARTS = 32 };
+
 float row_sum(const float *v, long n);
+
+// The 32 parts added in one fixed order: part l, l + 8, l + 16 and l + 24
+// as (part[l] + part[l + 8]) + (part[l + 16] + part[l + 24]), which is what
+// adding four vectors of eight lanes as (a + b) + (c + d) gives, then those
+// eight sums s as ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)).
+float row_sum_parts(const float part[ROW_SUM_PARTS]);
 
 // The backward of a whole plane (one channel of one image) of the fused op:
 // its ph rows of pw windows (g, y and code hold ph·pw each, row after row)
