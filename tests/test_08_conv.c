@@ -840,7 +840,8 @@ Test(conv, conv_pool_neon_equals_unfused) { conv_pool_against_unfused(ISA_NEON);
 
 // The direct path's dW kernel of each ISA against the scalar one: sums of
 // up to oh·ow products in another order, so within a few roundings of the
-// sum of the terms' magnitudes.
+// sum of the terms' magnitudes. Heights up to 12, so that rows go four at a
+// time, then two, then one, with and without the padding's rows.
 static void conv_dw_against_scalar(enum isa isa)
 {
     if (!isa_supported(isa))
@@ -849,7 +850,7 @@ static void conv_dw_against_scalar(enum isa isa)
     const int channels[] = {1, 3};
     for (int pad = 0; pad <= 1; pad++)
         for (int ci = 0; ci < 2; ci++)
-            for (int h = 3 - 2 * pad; h <= 6; h++)
+            for (int h = 3 - 2 * pad; h <= 12; h++)
                 for (int w = 3 - 2 * pad; w <= 27; w++) {
                     int c = channels[ci], oc = 3, oh = h + 2 * pad - 2, ow = w + 2 * pad - 2;
                     long xs = (long)c * h * w, ldy = (long)oh * ow + 5, ks = (long)oc * c * 9;

@@ -407,21 +407,25 @@ static float lanes_sum(__m256 v)
 // For one pair of channels (o, ch) the nine weights' gradients are nine
 // sums over the same output positions: one accumulator each, nine
 // independent chains that hide the FMA's latency; the lanes are added once,
-// at the end. Two output rows at a time share their input rows: four input
-// rows, three shifted vectors each, feed the 18 FMAs of the two rows, 14
-// loads where one row at a time needs 10 for 9. Inside the row (always, but
-// at its end), the loads are plain ones: a masked load is slower, and the
-// row's last columns are a full chunk that overlaps the one before it.
+// at the end. Several output rows at a time share their input rows: two
+// rows read four input rows, three shifted vectors each, for 18 FMAs, 14
+// loads where one row at a time needs 10 for 9; four rows, where all six
+// input rows lie inside the image (pad and an odd last row aside, every
+// row), read 18 and four of dy for 36 FMAs: 22 loads where two rows at a
+// time need 28. Each sum still takes its rows in order, so the bits do not
+// depend on how many rows go at a time. Inside the row (always, but at its
+// end), the loads are plain ones: a masked load is slower, and the row's
+// last columns are a full chunk that overlaps the one before it.
 //
-// The nine sums, two vectors of dy and one of x take 12 of AVX2's 16
-// registers, and they stay there only if the compiler sees nine separate
-// values: so the accumulators are a local array of one column chunk, filled
-// from the running sums before its rows and stored back after them, with
-// every loop that indexes it unrolled. Passed down through the loops by
+// The nine sums, two vectors of dy (four) and one of x take 12 (14) of
+// AVX2's 16 registers, and they stay there only if the compiler sees nine
+// separate values: so the accumulators are a local array of one column
+// chunk, filled from the running sums before its rows and stored back after
+// them, with every loop that indexes it unrolled. Passed down through the loops by
 // pointer instead, they lived on the stack: each FMA read its accumulator
 // from memory and wrote it back. always_inline makes two copies, one for
-// each value of full: the full one tests nothing and holds no masks (with
-// them, the sixteen registers did not suffice).
+// each value of full: the full one holds no masks (with them, the sixteen
+// registers did not suffice), and only it takes four rows at a time.
 static inline __attribute__((always_inline)) void dw_chunk(const float *xc, int h, int w,
                                                           const float *g, int oh, int ow,
                                                           int pad, int q0, int skip, int full,
@@ -439,6 +443,31 @@ static inline __attribute__((always_inline)) void dw_chunk(const float *xc, int 
     for (int t = 0; t < 9; t++)
         acc[t] = sums[t];
     for (int r = 0; r < oh; r += 2) {
+        if (full && r + 3 < oh && r - pad >= 0 && r + 5 - pad < h) {
+            // Four rows whose six input rows all lie inside the image: each
+            // input vector feeds every row whose taps reach it (up to three
+            // FMAs), with no test between them.
+            const float *gr = g + (long)r * ow + q0;
+            __m256 d[4];
+#pragma GCC unroll 4
+            for (int i = 0; i < 4; i++)
+                d[i] = _mm256_and_ps(keep, _mm256_loadu_ps(gr + (long)i * ow));
+            const float *xr = xc + (long)(r - pad) * w + q0 - pad;
+#pragma GCC unroll 6
+            for (int u = 0; u < 6; u++)
+#pragma GCC unroll 3
+                for (int v = 0; v < 3; v++) {
+                    __m256 xv = _mm256_loadu_ps(xr + (long)u * w + v);
+#pragma GCC unroll 4
+                    for (int i = 0; i < 4; i++) {
+                        int t = (u - i) * 3 + v;  // row r + i, tap (u − i, v)
+                        if (u - i >= 0 && u - i < 3)
+                            acc[t] = _mm256_fmadd_ps(d[i], xv, acc[t]);
+                    }
+                }
+            r += 2;  // four rows, not two
+            continue;
+        }
         const float *g0 = g + (long)r * ow + q0, *g1 = g0 + ow;
         int two = r + 1 < oh;  // a second row below this one
         __m256 d0 = full ? _mm256_and_ps(keep, _mm256_loadu_ps(g0)) : _mm256_maskload_ps(g0, all);

@@ -237,8 +237,8 @@ void conv_pool_neon(const float *x, int c, int h, int w, const float *kt, const 
 // end listing
 
 // listing: conv_dw_neon
-// conv_dw_avx2 with 4 lanes: for one pair of channels (o, ch), nine
-// accumulators, one per tap, and two output rows at a time, so that each
+// conv_dw_avx2's two rows with 4 lanes: for one pair of channels (o, ch),
+// nine accumulators, one per tap, and two output rows at a time, so that each
 // input row loaded feeds both. Where a vector would reach outside its row
 // (the padding, a short last chunk), NEON has no masked load: load_row
 // gathers the columns that are there and gives zero for the rest, as
