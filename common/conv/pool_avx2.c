@@ -246,9 +246,10 @@ float relu_pool_plane_backward_avx2(const float *g, const float *y, const unsign
             for (int j = 0; j < ow; j++)
                 last[j] = 0.0f;
     }
-    // row_sum's 32 parts in four vectors: the first 32 floats go one to
-    // each vector, the next 32 the same, and so on; what is left after the
-    // last 32, into the vectors in order, 8 at a time, then the floats.
+    // row_sum's 32 parts in four vectors, part 8k + l in lane l of sum[k]:
+    // each block of 32 floats adds its four vectors into the four sums; after
+    // the last whole block, the vectors left go into sum[0], sum[1], ... in
+    // order, and the floats left into the parts that follow.
     __m256 sum[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
                      _mm256_setzero_ps()};
     long p = 0;
