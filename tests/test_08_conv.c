@@ -4,8 +4,9 @@
 // written by tools/torch_golden_08.py) at stride 1 and 2, padding 0 and 1,
 // 1, 3 and 17 channels and odd image sizes; the three paths against one
 // another and every direct kernel against the scalar one; the fused
-// conv+ReLU against the two ops; the same bits on one and two threads; clear
-// errors; and no heap allocation once a step has run.
+// conv+ReLU against the two ops; the same bits on one and two threads; the
+// im2col backward's products through the tape's GEMM backend; clear errors;
+// and no heap allocation once a step has run.
 //
 // Stage 08, the network: chapter 8's CNN (common/nn/cnn.c) on the ops of
 // common/conv/. Its shapes, parameter count, initialisation and FLOPs; a
@@ -439,6 +440,65 @@ Test(task_8_2, conv_backward_finite_differences_auto_path, .timeout = 300)
 {
     for (int s = 0; s < SHAPES; s++)
         check_backward(&shapes[s], CONV_AUTO, 500 + 10 * s);
+}
+
+// The task's products go through the GEMM backend the tape was given, as
+// every matmul of the book's networks does (--gemm picks it): dW = DY·COLᵀ
+// and DCOL = wᵀ·DY, in whatever pieces, come to oc·K·n·P multiply-adds each.
+// A backward that got its gradients some other way, right as they may be,
+// is not the task's. The backend counts what it is asked for, from any
+// thread, and passes the call on to auto.
+static _Atomic long dw_madds, dcol_madds, other_madds;
+
+static int counting_gemm(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
+                         float alpha, const float *A, int lda, const float *B, int ldb,
+                         float beta, float *C, int ldc)
+{
+    long madds = (long)m * n * k;
+    if (ta == GEMM_NOTRANS && tb == GEMM_TRANS)
+        dw_madds += madds;
+    else if (ta == GEMM_TRANS && tb == GEMM_NOTRANS)
+        dcol_madds += madds;
+    else
+        other_madds += madds;
+    return gemm_backend_find("auto")->run(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C,
+                                          ldc);
+}
+
+Test(task_8_2, im2col_backward_multiplies_through_the_gemm_backend)
+{
+    const struct gemm_backend counting = {"counting", "auto, counting its multiply-adds",
+                                          counting_gemm, 1};
+    for (int s = 0; s < SHAPES; s++) {
+        const struct conv_case *k = &shapes[s];
+        float *xf = filled(x_size(k), 1900 + s), *wf = filled(w_size(k), 1920 + s),
+              *bf = filled(k->oc, 1940 + s), *dyf = filled(y_size(k), 1960 + s);
+        dw_madds = dcol_madds = other_madds = 0;
+        backend = &counting;
+        struct conv_result r = run_conv(k, CONV_IM2COL, PLAIN, xf, wf, bf, dyf);
+        backend = NULL;
+        long K = (long)k->c * k->kh * k->kw, P = (long)out_h(k) * out_w(k);
+        long want = (long)k->oc * K * k->n * P;
+        char what[128];
+        describe(k, what, sizeof what);
+        cr_expect_eq(other_madds, want,
+                     "%s: the forward's GEMMs did %ld multiply-adds through the backend, not "
+                     "oc·K·n·P = %ld",
+                     what, (long)other_madds, want);
+        cr_expect_eq(dw_madds, want,
+                     "%s: dW = DY·COLᵀ did %ld multiply-adds through the tape's GEMM backend, "
+                     "not oc·K·n·P = %ld",
+                     what, (long)dw_madds, want);
+        cr_expect_eq(dcol_madds, want,
+                     "%s: DCOL = wᵀ·DY did %ld multiply-adds through the tape's GEMM backend, "
+                     "not K·n·P·oc = %ld",
+                     what, (long)dcol_madds, want);
+        result_free(&r);
+        free(xf);
+        free(wf);
+        free(bf);
+        free(dyf);
+    }
 }
 
 // The implicit GEMM packs the col matrix from x itself, padding, strides,

@@ -18,6 +18,10 @@
 // region of its own inside another) and gives the same bits as on any
 // thread count, and it keeps its packing buffers per thread. One GEMM per
 // run on one core each beats splitting a GEMM this small between cores.
+// Runs and images are handed out one at a time, to whichever thread is free
+// (schedule(dynamic)), not in fixed halves: two cores of a shared machine
+// often do not run at one speed, and with fixed halves the faster one waits
+// at the end of every pass for the slower.
 // dW sums over images: each run sums its images' shares in order into its
 // own partial dW, and the partials are added in order at the end. Every
 // result is thus the same bits on any number of threads. The tape is not
@@ -320,7 +324,7 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
         if (!scratch)
             return tape_fail(t, "%s: out of memory for im2col's %ld×%ld matrices", op, d.K,
                              run_p);
-#pragma omp parallel for schedule(static) reduction(|| : failed)
+#pragma omp parallel for schedule(dynamic) reduction(|| : failed)
         for (int g = 0; g < GROUPS; g++) {
             float *col = scratch + omp_get_thread_num() * per_thread;
             float *out = implicit ? col : col + d.K * run_p;
@@ -336,7 +340,7 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
             return tape_fail(t, "%s: out of memory for the filters", op);
         conv_pool_fn *kernel = conv_pool_kernel(cfg->isa);
         long ps = (long)d.oc * d.ph * d.pw;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic)
         for (int i = 0; i < d.n; i++)
             kernel(x->data + i * xs, d.c, d.h, d.w, kt, bias->data, d.oc, pad, o.y + i * ps,
                    o.code + i * ps);
@@ -349,7 +353,7 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
             pool ? tape_scratch(t, sizeof(float) * (size_t)(omp_get_max_threads() * ys)) : NULL;
         if (pool && !scratch)
             return tape_fail(t, "%s: out of memory for %ld floats of scratch", op, ys);
-#pragma omp parallel for schedule(static) reduction(|| : failed)
+#pragma omp parallel for schedule(dynamic) reduction(|| : failed)
         for (int i = 0; i < d.n; i++) {
             const float *xi = x->data + i * xs;
             if (pool) {
@@ -599,7 +603,7 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
     if (tape_failed(t))
         return -1;
     int failed = 0;
-#pragma omp parallel for schedule(static) reduction(|| : failed)
+#pragma omp parallel for schedule(dynamic) reduction(|| : failed)
     for (int g = 0; g < GROUPS; g++) {
         float *col = b.scratch + omp_get_thread_num() * per_thread;
         if (backward_run(&b, g, col, col + col_floats) != 0)
