@@ -1398,6 +1398,43 @@ static void slivers_against_pack_a(void)
     free(want);
     free(got);
 }
+
+// The 4-row kernel against the AVX2 micro-kernel it stands in for, bit for
+// bit: slivers of 1 to 4 rows (packed 6 apart, as pack_a_panel leaves a
+// part sliver, its other rows zero), depths of 1 to 1000, C fresh (beta 0)
+// and added to (beta 1), C's rows wider than 16; nothing past the sliver's
+// rows or the panel's 16 columns is written.
+static void kernel4_against_kernel(void)
+{
+    const int depths[] = {1, 2, 7, 8, 9, 100, 1000};
+    const int ldc = 21;
+    float *C0 = filled(6 * ldc, 95), *want = malloc(sizeof(float) * 6 * ldc),
+          *got = malloc(sizeof(float) * 6 * ldc);
+    float *b = gemm_alloc(16 * 1000);
+    float *filler = filled(16 * 1000, 96);
+    memcpy(b, filler, sizeof(float) * 16 * 1000);
+    for (int m = 1; m <= 4; m++)
+        for (size_t d = 0; d < sizeof depths / sizeof depths[0]; d++)
+            for (int beta = 0; beta <= 1; beta++) {
+                int kc = depths[d];
+                float *A = filled((long)m * kc, 97 + m), *a = malloc(sizeof(float) * 6 * kc);
+                pack_a_panel(GEMM_NOTRANS, m, kc, A, kc, 6, a);
+                memcpy(want, C0, sizeof(float) * 6 * ldc);
+                memcpy(got, C0, sizeof(float) * 6 * ldc);
+                gemm_kernel_avx2(m, 16, kc, a, b, want, ldc, 1.0f, (float)beta);
+                conv_kernel4_avx2(m, kc, a, b, got, ldc, (float)beta);
+                char what[64];
+                snprintf(what, sizeof what, "4-row kernel, %d rows, kc %d, beta %d", m, kc, beta);
+                expect_same_bits(what, want, got, 6L * ldc);
+                free(A);
+                free(a);
+            }
+    free(C0);
+    free(want);
+    free(got);
+    gemm_free(b);
+    free(filler);
+}
 #endif
 
 Test(conv, packings_avx2_equal_scalar)
@@ -1414,15 +1451,30 @@ Test(conv, packings_avx2_equal_scalar)
 #endif
 }
 
+Test(conv, kernel4_avx2_same_bits_as_kernel)
+{
+#if defined(__x86_64__)
+    if (!isa_supported(ISA_AVX2)) {
+        cr_log_info("skipped: this CPU cannot run avx2");
+        return;
+    }
+    kernel4_against_kernel();
+#else
+    cr_log_info("skipped: no AVX2 on this architecture");
+#endif
+}
+
 // The implicit dW makes the packed GEMM's sums on COL term for term, however
 // its panels are packed: the same bits as im2col then gemm_packed, on every
 // ISA this CPU has, with stretches across images, a k of more than one kc
 // block (9 images of 121 outputs), padding and stride 2 (the gather), and
-// filter counts that leave a part sliver.
+// filter counts that leave a part sliver: of 1, 5, 4 and 2 rows, and the
+// book's conv2 (64 filters, a last sliver of 4 on AVX2's 4-row kernel).
 Test(conv, implicit_dw_same_bits_as_im2col_gemm, .timeout = 120)
 {
     const struct conv_case cases[] = {{9, 5, 13, 13, 7, 3, 3, 1, 0}, {3, 17, 6, 7, 65, 3, 3, 1, 0},
-                                      {2, 3, 9, 8, 4, 2, 3, 2, 1}, {2, 1, 28, 28, 32, 3, 3, 1, 0}};
+                                      {2, 3, 9, 8, 4, 2, 3, 2, 1}, {2, 1, 28, 28, 32, 3, 3, 1, 0},
+                                      {9, 32, 13, 13, 64, 3, 3, 1, 0}};
     const enum isa isas[] = {ISA_SCALAR, ISA_AVX2, ISA_AVX512, ISA_NEON};
     for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
         if (isa_force(isas[i]) != 0)

@@ -314,6 +314,12 @@ static int implicit_gemm(const struct conv_geom *g, const float *x, long xs, int
     float *b = gemm_buffer(GEMM_BUFFER_B, (long)nr * kc);
     if (!a || !b || nr > MAX_NR)
         return -1;
+    // A last sliver of 4 rows or fewer goes to a 4-row kernel where the
+    // active one is AVX2's 6 × 16.
+    int small = 0;
+#if defined(__x86_64__)
+    small = kernel->run == gemm_kernel_avx2;
+#endif
     for (long pc = 0; pc < k; pc += kc) {
         int k_now = (int)min_long(kc, k - pc);
         float beta_now = pc == 0 ? beta : 1.0f;  // later passes over k add
@@ -321,9 +327,15 @@ static int implicit_gemm(const struct conv_geom *g, const float *x, long xs, int
         for (long jr = 0; jr < n; jr += nr) {
             int n_now = (int)min_long(nr, n - jr);
             pack(g, x, xs, m * xs, pc, k_now, jr, n_now, nr, b);
-            for (int ir = 0; ir < rows; ir += mr)
-                kernel->run((int)min_long(mr, rows - ir), n_now, k_now, a + (long)ir * k_now, b,
-                            C + ir * ldc + jr, (int)ldc, 1.0f, beta_now);
+            for (int ir = 0; ir < rows; ir += mr) {
+                int m_now = (int)min_long(mr, rows - ir);
+                if (small && m_now <= 4 && n_now == nr)
+                    conv_kernel4_avx2(m_now, k_now, a + (long)ir * k_now, b, C + ir * ldc + jr,
+                                      ldc, beta_now);
+                else
+                    kernel->run(m_now, n_now, k_now, a + (long)ir * k_now, b, C + ir * ldc + jr,
+                                (int)ldc, 1.0f, beta_now);
+            }
             if (done && pc + k_now == k)
                 done(ctx, jr + n_now);
         }
