@@ -20,8 +20,8 @@
 // run on one core each beats splitting a GEMM this small between cores.
 // Runs and images are handed out one at a time, to whichever thread is free
 // (schedule(dynamic)), not in fixed halves: two cores of a shared machine
-// often do not run at one speed, and with fixed halves the faster one waits
-// at the end of every pass for the slower.
+// need not run at one speed, and with fixed halves the faster one waits at
+// the end of every pass for the slower.
 // dW sums over images: each run sums its images' shares in order into its
 // own partial dW, and the partials are added in order at the end. Every
 // result is thus the same bits on any number of threads. The tape is not

@@ -455,7 +455,8 @@ static void pack_dy(int k, int n, const float *dy, long ld, int nr, float *b)
     pack_b_panel(GEMM_NOTRANS, k, n, dy, (int)ld, nr, b);
 }
 
-// Columns from … from+nr−1 of dcol's K rows to columns 0 … nr−1 (from ≥ nr).
+// Columns from … from+nr−1 of dcol's K rows to columns 0 … nr−1 (from ≥ nr);
+// AVX2's 16 with a constant size, as in pack_dy.
 static void move_panel(long K, int nr, long from, float *dcol, long ldc)
 {
     for (long r = 0; r < K; r++) {

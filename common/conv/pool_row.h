@@ -76,12 +76,12 @@ relu_pool_row_backward_fn relu_pool_row_backward_scalar;
 
 // Σ v[0..n−1] as ROW_SUM_PARTS = 32 interleaved partial sums, part[p mod 32]
 // += v[p] in order, added at the end by row_sum_parts: 32 independent chains
-// of additions instead of one (which waits three or four cycles per
-// element), in a fixed order, so the same bits on every run. Eight chains,
-// one vector of AVX2, were not enough: a vector add takes three cycles and
-// two can start each cycle, so a plane's sum waited on its one chain. The
-// plane kernels below give these bits too, the parts in four vectors of
-// AVX2's eight lanes (eight of NEON's four).
+// of additions instead of one (which waits an add's latency per element),
+// in a fixed order, so the same bits on every run. Eight chains, one vector
+// of AVX2, were not enough: each vector add waited for the one before it,
+// where the core could have started several, so a plane's sum waited on
+// its one chain. The plane kernels below give these bits too, the parts in
+// four vectors of AVX2's eight lanes (eight of NEON's four).
 enum { ROW_SUM_PARTS = 32 };
 
 float row_sum(const float *v, long n);
