@@ -411,7 +411,10 @@ Test(peak, header_clock_times_fmas_gives_the_peak)
 // Other work sharing a core takes time from the peak loops, not speed. Two
 // threads forced onto one CPU (as when another program holds the other one)
 // must still measure about twice the one-thread scalar peak: each thread
-// counts the CPU time it was given, not the wall time it waited.
+// counts the CPU time it was given, not the wall time it waited. The other
+// tests run beside this one and can slow either measurement for a while, so
+// each side is the best of three, taken in turns, as the peak itself is the
+// best of its trials.
 Test(peak, threads_sharing_a_core_are_not_counted_as_one)
 {
     cpu_set_t all, one;
@@ -422,9 +425,14 @@ Test(peak, threads_sharing_a_core_are_not_counted_as_one)
     CPU_ZERO(&one);
     CPU_SET(cpu, &one);
     cr_assert_eq(sched_setaffinity(0, sizeof one, &one), 0);
-    unsetenv("PEAK_CACHE");
-    struct peak single = peak_get(ISA_SCALAR, 1);
-    struct peak pair = peak_get(ISA_SCALAR, 2);
+    struct peak single = {0}, pair = {0};
+    for (int round = 0; round < 3; round++) {
+        struct peak one = peak_measure(ISA_SCALAR, 1), two = peak_measure(ISA_SCALAR, 2);
+        if (one.gflops > single.gflops)
+            single = one;
+        if (two.gflops > pair.gflops)
+            pair = two;
+    }
     sched_setaffinity(0, sizeof all, &all);
     cr_assert(pair.gflops > 1.6 * single.gflops,
               "2 threads on one CPU: %.1f GFLOPS, 1 thread: %.1f; a busy core halved the peak",

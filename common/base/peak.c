@@ -103,7 +103,7 @@ double peak_clock_ghz(void)
 }
 
 // The probe's two loops per ISA. Only the loops this architecture can hold
-// are compiled in; measure() asks only for an ISA the CPU supports.
+// are compiled in; peak_measure() asks only for an ISA the CPU supports.
 static const struct {
     loop_fn throughput, chain;
 } loops[ISA_COUNT] = {
@@ -118,7 +118,7 @@ static const struct {
 };
 
 // listing: peak
-static struct peak measure(enum isa isa, int threads)
+struct peak peak_measure(enum isa isa, int threads)
 {
     struct peak p = {isa, threads, 0.0, peak_clock_ghz(), 0.0, 0.0};
     if (!isa_supported(isa))
@@ -201,7 +201,7 @@ struct peak peak_get(enum isa isa, int threads)
     const char *path = getenv("PEAK_CACHE");
     struct peak p;
     if (!(path && *path && cache_read(path, isa, threads, &p) == 0)) {
-        p = measure(isa, threads);
+        p = peak_measure(isa, threads);
         if (path && *path && p.gflops > 0.0)
             cache_append(path, &p);
     }

@@ -19,6 +19,10 @@ struct peak {
 // variable PEAK_CACHE (if set), so benchmarks don't spend time re-measuring.
 struct peak peak_get(enum isa isa, int threads);
 
+// Measures afresh, past both caches. Other work can only make the loops look
+// slower, so a caller comparing two measurements takes the best of several.
+struct peak peak_measure(enum isa isa, int threads);
+
 // Cycles per second, from a chain of dependent one-cycle integer adds;
 // 0 on architectures where we have no such chain.
 double peak_clock_ghz(void);

@@ -18,10 +18,12 @@
 // region of its own inside another) and gives the same bits as on any
 // thread count, and it keeps its packing buffers per thread. One GEMM per
 // run on one core each beats splitting a GEMM this small between cores.
-// Runs and images are handed out one at a time, to whichever thread is free
-// (schedule(dynamic)), not in fixed halves: two cores of a shared machine
-// need not run at one speed, and with fixed halves the faster one waits at
-// the end of every pass for the slower.
+// Runs and images go to the threads in fixed shares (schedule(static)), the
+// same runs to the same thread at every step. The packing buffers are sized
+// on a thread's first use, so after the first step no thread meets a GEMM
+// larger than it has met, and no step after the first allocates. Handed out
+// to whichever thread is free (schedule(dynamic)), a run could reach a
+// thread that never had one that large, in any later step.
 // dW sums over images: each run sums its images' shares in order into its
 // own partial dW, and the partials are added in order at the end. Every
 // result is thus the same bits on any number of threads. The tape is not
@@ -324,7 +326,7 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
         if (!scratch)
             return tape_fail(t, "%s: out of memory for im2col's %ld×%ld matrices", op, d.K,
                              run_p);
-#pragma omp parallel for schedule(dynamic) reduction(|| : failed)
+#pragma omp parallel for schedule(static) reduction(|| : failed)
         for (int g = 0; g < GROUPS; g++) {
             float *col = scratch + omp_get_thread_num() * per_thread;
             float *out = implicit ? col : col + d.K * run_p;
@@ -340,7 +342,7 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
             return tape_fail(t, "%s: out of memory for the filters", op);
         conv_pool_fn *kernel = conv_pool_kernel(cfg->isa);
         long ps = (long)d.oc * d.ph * d.pw;
-#pragma omp parallel for schedule(dynamic)
+#pragma omp parallel for schedule(static)
         for (int i = 0; i < d.n; i++)
             kernel(x->data + i * xs, d.c, d.h, d.w, kt, bias->data, d.oc, pad, o.y + i * ps,
                    o.code + i * ps);
@@ -353,7 +355,7 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
             pool ? tape_scratch(t, sizeof(float) * (size_t)(omp_get_max_threads() * ys)) : NULL;
         if (pool && !scratch)
             return tape_fail(t, "%s: out of memory for %ld floats of scratch", op, ys);
-#pragma omp parallel for schedule(dynamic) reduction(|| : failed)
+#pragma omp parallel for schedule(static) reduction(|| : failed)
         for (int i = 0; i < d.n; i++) {
             const float *xi = x->data + i * xs;
             if (pool) {
@@ -603,7 +605,7 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
     if (tape_failed(t))
         return -1;
     int failed = 0;
-#pragma omp parallel for schedule(dynamic) reduction(|| : failed)
+#pragma omp parallel for schedule(static) reduction(|| : failed)
     for (int g = 0; g < GROUPS; g++) {
         float *col = b.scratch + omp_get_thread_num() * per_thread;
         if (backward_run(&b, g, col, col + col_floats) != 0)
