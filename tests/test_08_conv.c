@@ -824,9 +824,10 @@ Test(conv, fused_pool_finite_differences, .timeout = 300)
 // The fused direct kernel of each ISA against that ISA's direct kernel, then
 // the ReLU, then the pooling row: the same sums in the same order, so the
 // same bits and the same codes, at every width around the vector sizes,
-// and conv1's 28 (rows of 13 and 14 windows), both paddings, several
-// channel counts and filter counts on both sides of the kernel's blocks of
-// 16 and of 8 (one input channel without padding).
+// and conv1's 28 (rows of 13 and 14 windows), planes of up to 247 windows
+// (h up to 40), both paddings, several channel counts and filter counts on
+// both sides of the kernel's blocks of 16 and of 8 (one input channel
+// without padding).
 static void conv_pool_against_unfused(enum isa isa)
 {
     if (!isa_supported(isa))
@@ -837,7 +838,9 @@ static void conv_pool_against_unfused(enum isa isa)
     for (int pad = 0; pad <= 1; pad++)
         for (int ci = 0; ci < 3; ci++)
             for (int fi = 0; fi < 4; fi++)
-                for (int h = 4 - 2 * pad; h <= 7; h++)
+                // and planes taller than conv_pool_one's stretch of 128
+                // windows, ending anywhere in a row
+                for (int h = 4 - 2 * pad; h <= 40; h += h < 7 ? 1 : 11)
                     for (int w = 4 - 2 * pad; w <= 28; w += w < 21 ? 1 : 7) {
                         int c = channels[ci], oc = filters[fi];
                         int oh = h + 2 * pad - 2, ow = w + 2 * pad - 2, ph = oh / 2, pw = ow / 2;

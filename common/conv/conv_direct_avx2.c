@@ -139,19 +139,28 @@ static inline __attribute__((always_inline)) void taps_inside16(const float *pat
 
 // The ReLU and the pooling's rule on one vector of channels: the four
 // outputs v clipped at zero, a later one taking the place of the best only
-// when it is larger; k holds the winner's place as an integer.
+// when it is larger; k holds the winner's place as an integer. As a
+// tournament, 0 against 1 and 2 against 3, then the two winners, the later
+// side winning only when larger: the same winner as taking the four in
+// turn, but the compares no longer wait on each other's blends. One after
+// another, each compare waiting on the blend before it, they took a large
+// share of the time of the FMAs before them. The largest value is a max:
+// after the ReLU there is no NaN and no −0, so equal values are equal bits.
 static inline void pool4(const __m256 v4[4], __m256 *best, __m256i *k)
 {
     const __m256 zero = _mm256_setzero_ps();
-    *best = _mm256_max_ps(v4[0], zero);
-    *k = _mm256_setzero_si256();
-#pragma GCC unroll 3
-    for (int at = 1; at < 4; at++) {
-        __m256 v = _mm256_max_ps(v4[at], zero);
-        __m256 win = _mm256_cmp_ps(v, *best, _CMP_GT_OQ);
-        *best = _mm256_blendv_ps(*best, v, win);
-        *k = _mm256_blendv_epi8(*k, _mm256_set1_epi32(at), _mm256_castps_si256(win));
-    }
+    __m256 r0 = _mm256_max_ps(v4[0], zero), r1 = _mm256_max_ps(v4[1], zero);
+    __m256 r2 = _mm256_max_ps(v4[2], zero), r3 = _mm256_max_ps(v4[3], zero);
+    __m256 h0 = _mm256_cmp_ps(r1, r0, _CMP_GT_OQ), h1 = _mm256_cmp_ps(r3, r2, _CMP_GT_OQ);
+    __m256 m01 = _mm256_max_ps(r0, r1), m23 = _mm256_max_ps(r2, r3);
+    __m256 f = _mm256_cmp_ps(m23, m01, _CMP_GT_OQ);
+    *best = _mm256_max_ps(m01, m23);
+    __m256i c0 = _mm256_srli_epi32(_mm256_castps_si256(h0), 31);
+    __m256i c1 = _mm256_sub_epi32(_mm256_set1_epi32(2), _mm256_castps_si256(h1));
+    // h0 and h1 are all ones where the later of the pair won: c0 is 1 or 0
+    // there, c1 is 2 + 1 or 2 + 0.
+    *k = _mm256_castps_si256(
+        _mm256_blendv_ps(_mm256_castsi256_ps(c0), _mm256_castsi256_ps(c1), f));
 }
 
 // The taps of one window over every input channel: its 4×4 input patch
@@ -209,16 +218,15 @@ static inline __attribute__((always_inline)) void window(const float *x, int c, 
     }
 }
 
-// The first nq < 8 windows of a transposed row: a call of memcpy with a
-// length known only at run time costs more than the row's arithmetic, so
+// The first nq < 8 windows of a channel's transposed run: a call of memcpy
+// with a length known only at run time costs more than the arithmetic, so
 // from 4 windows on two overlapping stores of 4 (floats, then code bytes),
 // the second ending at window nq − 1, and below 4 one at a time.
-static inline void store_part(float *y, unsigned char *code, int nq, __m256 best, __m256 codes)
+static inline void store_part(float *y, unsigned char *code, int nq, __m256 best,
+                              const unsigned char bytes[L])
 {
     float part[L];
-    unsigned char bytes[L];
     _mm256_storeu_ps(part, best);
-    store_codes8(bytes, _mm256_castps_si256(codes));
     if (nq < 4) {
         for (int j = 0; j < nq; j++) {
             y[j] = part[j];
@@ -232,12 +240,33 @@ static inline void store_part(float *y, unsigned char *code, int nq, __m256 best
     memcpy(code + nq - 4, bytes + nq - 4, 4);
 }
 
+// The codes of 8 windows, c[g] a vector of 8 channels with a code 0..3 in
+// each int, as each channel's 8 bytes, bytes[l][g]. A code fits in a byte,
+// so shifts and ors put the codes of windows 0..3 into the bytes of one
+// int, the first lowest, which is their order in memory: lane l of lo holds
+// channel l's first four, lane l of hi its last four. An unpack pairs the
+// two lanes of each channel; 16 instructions where the transpose and a
+// shuffle per channel took 48.
+static inline void codes_by_channel(const __m256i c[L], unsigned char bytes[L][L])
+{
+    __m256i lo = _mm256_or_si256(_mm256_or_si256(c[0], _mm256_slli_epi32(c[1], 8)),
+                                 _mm256_or_si256(_mm256_slli_epi32(c[2], 16),
+                                                 _mm256_slli_epi32(c[3], 24)));
+    __m256i hi = _mm256_or_si256(_mm256_or_si256(c[4], _mm256_slli_epi32(c[5], 8)),
+                                 _mm256_or_si256(_mm256_slli_epi32(c[6], 16),
+                                                 _mm256_slli_epi32(c[7], 24)));
+    // Channels 0, 1 in the low 128 bits of a, 4, 5 in its high; 2, 3 and
+    // 6, 7 likewise in b.
+    __m256i a = _mm256_unpacklo_epi32(lo, hi), b = _mm256_unpackhi_epi32(lo, hi);
+    _mm256_storeu_si256((__m256i *)bytes[0], _mm256_permute2x128_si256(a, b, 0x20));
+    _mm256_storeu_si256((__m256i *)bytes[4], _mm256_permute2x128_si256(a, b, 0x31));
+}
+
 // One input channel and no padding (conv1: every window inside the image)
 // change the balance. A tap of the blocks of 16 above loads two weight
 // vectors and four pixels for 8 FMAs. Here a vector holds 8 output
-// channels, the block's nine weight vectors are its whole filter, loaded
-// once a block (those the registers cannot hold come back from L1), and a
-// window's 4×4 input patch is read once: each of its 16 pixels is broadcast
+// channels, the block's nine weight vectors are its whole filter (read
+// from L1, see windows_two), and a window's 4×4 input patch is read once: each of its 16 pixels is broadcast
 // once for every output of the window whose taps cover it, 36 FMAs for 16
 // loads. Two windows side by side (nwin = 2) make eight chains of FMAs,
 // where one has four, each nine long, from a 4×6 patch: 24 loads for 72
@@ -269,11 +298,38 @@ static inline __attribute__((always_inline)) void windows_one(const float *p, in
         pool4(acc[s], &best[s], &code[s]);
 }
 
+// The two cases conv_pool_one calls, each a function of its own. Inlined
+// into the loop over windows, the nine weight vectors were values of that
+// loop, kept in registers all along, and with the eight sums, the bias and
+// a broadcast that is 19 of AVX2's 16: gcc kept sums on the stack, so the
+// FMAs of a chain waited on a store and a load. In a call, k[t] is read
+// from memory where the taps first need it: a row of the filter serves two
+// rows of the patch, so no more than six are live at once, and everything
+// fits in the registers.
+static __attribute__((noinline)) void windows_two(const float *p, int w, const __m256 k[9],
+                                                  __m256 b, __m256 best[2], __m256i code[2])
+{
+    windows_one(p, w, k, b, 2, best, code);
+}
+
+static __attribute__((noinline)) void windows_single(const float *p, int w, const __m256 k[9],
+                                                     __m256 b, __m256 best[2], __m256i code[2])
+{
+    windows_one(p, w, k, b, 1, best, code);
+}
+
+// conv_pool_one computes this many windows of a plane before it stores
+// them: a multiple of 8, and few enough that the two arrays that hold them
+// (8 KB) stay in L1.
+enum { STRETCH = 128 };
+
 static void conv_pool_one(const float *x, int h, int w, const float *kt, const float *bias,
                           int oc, float *y, unsigned char *code)
 {
     int ph = (h - 2) / 2, pw = (w - 2) / 2;
-    long plane = (long)ph * pw;
+    long plane = (long)ph * pw, chunks = (plane + L - 1) / L;
+    __m256 best[STRETCH];
+    __m256i codes[STRETCH];
     for (int o0 = 0; o0 < oc; o0 += L) {
         int n = oc - o0 < L ? oc - o0 : L;  // channels in this block
         __m256i m = first(n);
@@ -282,46 +338,60 @@ static void conv_pool_one(const float *x, int h, int w, const float *kt, const f
             k[t] = _mm256_maskload_ps(kt + t * oc + o0, m);
         __m256 b = _mm256_maskload_ps(bias + o0, m);
         // The next block's outputs (after the last block, the next image's,
-        // which follow in the batch) asked for ahead, a share each row, so
-        // that the stores find their cache lines in cache: without, the
-        // stores into y, not the FMAs, were the larger part of the time. A
-        // prefetch never faults, even past the end of y.
+        // which follow in the batch) asked for ahead, a share each run of
+        // eight windows, so that the stores find their cache lines in cache:
+        // without, the stores into y, not the FMAs, were the larger part of
+        // the time. A prefetch never faults, even past the end of y.
         uintptr_t next_y = (uintptr_t)y + sizeof(float) * (size_t)((o0 + L) * plane),
                   next_code = (uintptr_t)code + (size_t)((o0 + L) * plane);
-        long share_y = (sizeof(float) * L * plane / ph + 63) & ~63L,
-             share_code = (L * plane / ph + 63) & ~63L;
-        for (int r = 0; r < ph; r++) {
-            long at = (long)o0 * plane + (long)r * pw;  // window (r, 0) of channel o0
-            const float *row = x + 2L * r * w;
-            for (long off = 0; off < share_y; off += 64)
-                __builtin_prefetch((const void *)(next_y + r * share_y + off), 1, 3);
-            for (long off = 0; off < share_code; off += 64)
-                __builtin_prefetch((const void *)(next_code + r * share_code + off), 1, 3);
-            // Eight windows, transposed into each channel's row of eight,
-            // as above; the last windows of a row (conv1's rows are 13)
-            // the same way, the missing ones zero, stored as far as they go.
-            for (int q = 0; q < pw; q += L) {
-                int nq = pw - q < L ? pw - q : L;
-                __m256 best[L], codes[L];
-                for (int g = 0; g < L; g += 2) {
-                    __m256i kv[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
-                    best[g] = best[g + 1] = _mm256_setzero_ps();
-                    if (g + 1 < nq)
-                        windows_one(row + 2 * (q + g), w, k, b, 2, &best[g], kv);
-                    else if (g < nq)
-                        windows_one(row + 2 * (q + g), w, k, b, 1, &best[g], kv);
-                    codes[g] = _mm256_castsi256_ps(kv[0]);
-                    codes[g + 1] = _mm256_castsi256_ps(kv[1]);
+        long share_y = (sizeof(float) * L * plane / chunks + 63) & ~63L,
+             share_code = (L * plane / chunks + 63) & ~63L;
+        // A channel's plane is one run of ph·pw windows in y, so the windows
+        // go in that order, a stretch at a time, rows one after another:
+        // eight of them make one store per channel wherever a row ends, and
+        // only the plane's last eight can be fewer.
+        for (long p0 = 0; p0 < plane; p0 += STRETCH) {
+            int len = plane - p0 < STRETCH ? (int)(plane - p0) : STRETCH;
+            int r = (int)(p0 / pw), q = (int)(p0 % pw);  // the window at p0
+            for (int i = 0; i < len;) {
+                const float *patch = x + 2L * r * w + 2 * q;
+                int two = i + 1 < len && q + 1 < pw;  // two windows side by side
+                if (two)
+                    windows_two(patch, w, k, b, best + i, codes + i);
+                else
+                    windows_single(patch, w, k, b, best + i, codes + i);
+                i += 1 + two;
+                q += 1 + two;
+                if (q == pw) {
+                    q = 0;
+                    r++;
                 }
-                transpose8(best);
-                transpose8(codes);
+            }
+            // Eight windows at a time, transposed into each channel's run of
+            // eight, as above; a last run of fewer the same way, the missing
+            // windows zero, stored as far as it goes.
+            for (int i = 0; i < len; i += L) {
+                int nq = len - i < L ? len - i : L;
+                long chunk = (p0 + i) / L;
+                for (long off = 0; off < share_y; off += 64)
+                    __builtin_prefetch((const void *)(next_y + chunk * share_y + off), 1, 3);
+                for (long off = 0; off < share_code; off += 64)
+                    __builtin_prefetch((const void *)(next_code + chunk * share_code + off), 1,
+                                       3);
+                for (int g = nq; g < L; g++) {
+                    best[i + g] = _mm256_setzero_ps();
+                    codes[i + g] = _mm256_setzero_si256();
+                }
+                transpose8(best + i);
+                unsigned char bytes[L][L];
+                codes_by_channel(codes + i, bytes);
                 for (int l = 0; l < n; l++) {
-                    long to = at + (long)l * plane + q;
+                    long to = (long)(o0 + l) * plane + p0 + i;
                     if (nq == L) {
-                        _mm256_storeu_ps(y + to, best[l]);
-                        store_codes8(code + to, _mm256_castps_si256(codes[l]));
+                        _mm256_storeu_ps(y + to, best[i + l]);
+                        memcpy(code + to, bytes[l], L);
                     } else {
-                        store_part(y + to, code + to, nq, best[l], codes[l]);
+                        store_part(y + to, code + to, nq, best[i + l], bytes[l]);
                     }
                 }
             }
