@@ -268,10 +268,11 @@ static inline void codes_by_channel(const __m256i c[L], unsigned char bytes[L][L
 // channels, the block's nine weight vectors are its whole filter (read
 // from L1, see windows_two), and a window's 4×4 input patch is read once:
 // each of its 16 pixels is broadcast once for every output of the window
-// whose taps cover it, 36 FMAs for 16 loads. Two windows side by side (nwin = 2) make eight chains of FMAs,
-// where one has four, each nine long, from a 4×6 patch: 24 loads for 72
-// FMAs. The pixels go in reading order, so each output still adds its taps
-// in the order u, v, and the bits are the direct kernel's.
+// whose taps cover it, 36 FMAs for 16 loads. Two windows side by side
+// (nwin = 2) make eight chains of FMAs, where one has four, each nine long,
+// from a 4×6 patch: 24 loads for 72 FMAs. The pixels go in reading order,
+// so each output still adds its taps in the order u, v, and the bits are
+// the direct kernel's.
 static inline __attribute__((always_inline)) void windows_one(const float *p, int w,
                                                               const __m256 k[9], __m256 b,
                                                               int nwin, __m256 best[2],
