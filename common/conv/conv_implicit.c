@@ -224,36 +224,6 @@ static void pack_cols(const struct conv_geom *g, const float *x, long xs, long s
 }
 // end listing
 
-// Asks for the floats of x that dW's next panel reads: the same outputs'
-// channels of its taps k0+nk … k0+2nk−1, or after a kc block's last panel,
-// the first channels of the next kc outputs. The images are the layer's
-// input, made in the forward and long since gone to L3 or memory; without
-// this, the next panel's transposes wait for them load by load, while here
-// they come in as the micro-kernel works through this panel.
-static void prefetch_next_panel(const struct conv_geom *g, const float *x, long xs, long span,
-                                long i0, int kc, long k0, int nk)
-{
-    long taps = (long)g->kh * g->kw, hw = (long)g->h * g->w, P = (long)g->oh * g->ow;
-    long from_ch = (k0 + nk) / taps, to_ch = (k0 + 2 * nk - 1) / taps;
-    long from_img = i0 / P, to_img = (i0 + kc - 1) / P;
-    if (from_ch >= g->c) {  // after the last panel: the next kc outputs
-        from_ch = 0;
-        to_ch = (nk - 1) / taps;
-        from_img = (i0 + kc) / P;
-        to_img = (i0 + 2 * kc - 1) / P;
-    }
-    if (to_ch >= g->c)
-        to_ch = g->c - 1;
-    if (to_img >= span / xs)
-        to_img = span / xs - 1;
-    for (long img = from_img; img <= to_img; img++)
-        for (long ch = from_ch; ch <= to_ch; ch++) {
-            const char *plane = (const char *)(x + img * xs + ch * hw);
-            for (long at = 0; at < hw * (long)sizeof(float); at += 64)  // a cache line each
-                __builtin_prefetch(plane + at);
-        }
-}
-
 // listing: pack_taps
 // One micro-panel of B for dW, a block of COLᵀ: rows i0 … i0+kc−1 of COLᵀ
 // (columns of COL, output positions), columns k0 … k0+nk−1 (nk ≤ nr; taps),
@@ -285,7 +255,6 @@ static void pack_taps(const struct conv_geom *g, const float *x, long xs, long s
         // outputs of one row are consecutive inputs, and each tap's values
         // over them a run of x. So the panel is made a stretch of one output
         // row at a time (11 outputs here), each stretch a transpose.
-        prefetch_next_panel(g, x, xs, span, i0, kc, k0, nk);
         for (int p = 0; p < kc;) {
             int len = (int)min_long(g->ow - c.q, kc - p);
             transpose(x, span, c.at + taps[0].off, len, off, nk, nr, b + (long)p * nr);
