@@ -292,6 +292,29 @@ static void pack_a(int rows, int kc, const float *A, long lda, int mr, float *a)
         pack_a_panel(GEMM_NOTRANS, rows - i0, kc, A + i0 * lda, (int)lda, mr, a + (long)i0 * kc);
 }
 
+// The last sliver of A when it is short and B's micro-panel full: AVX2's
+// 6 × 16 kernel hands 4 rows or fewer to conv_kernel4_avx2, AVX-512's 14 × 32
+// hands 8 or fewer to conv_kernel8_avx512 (64 filters leave a sliver of 8),
+// each skipping the FMAs of the sliver's rows of zeros. Returns 1 when it
+// did the sliver, 0 when the micro-kernel must.
+static int short_sliver(const struct gemm_kernel *kernel, int m, int n, int kc, const float *a,
+                        const float *b, float *C, long ldc, float beta)
+{
+#if defined(__x86_64__)
+    if (kernel->run == gemm_kernel_avx2 && m <= 4 && n == 16) {
+        conv_kernel4_avx2(m, kc, a, b, C, ldc, beta);
+        return 1;
+    }
+    if (kernel->run == gemm_kernel_avx512 && m <= 8 && n == 32) {
+        conv_kernel8_avx512(m, kc, a, b, C, ldc, beta);
+        return 1;
+    }
+#else
+    (void)kernel, (void)m, (void)n, (void)kc, (void)a, (void)b, (void)C, (void)ldc, (void)beta;
+#endif
+    return 0;
+}
+
 // Packs rows k0 … k0+kc−1, columns j0 … j0+nj−1 of op(B) as one
 // micro-panel: pack_cols (op(B) = COL) or pack_taps (COLᵀ).
 typedef void pack_fn(const struct conv_geom *g, const float *x, long xs, long span, long k0,
@@ -314,12 +337,6 @@ static int implicit_gemm(const struct conv_geom *g, const float *x, long xs, int
     float *b = gemm_buffer(GEMM_BUFFER_B, (long)nr * kc);
     if (!a || !b || nr > MAX_NR)
         return -1;
-    // A last sliver of 4 rows or fewer goes to a 4-row kernel where the
-    // active one is AVX2's 6 × 16.
-    int small = 0;
-#if defined(__x86_64__)
-    small = kernel->run == gemm_kernel_avx2;
-#endif
     for (long pc = 0; pc < k; pc += kc) {
         int k_now = (int)min_long(kc, k - pc);
         float beta_now = pc == 0 ? beta : 1.0f;  // later passes over k add
@@ -329,10 +346,8 @@ static int implicit_gemm(const struct conv_geom *g, const float *x, long xs, int
             pack(g, x, xs, m * xs, pc, k_now, jr, n_now, nr, b);
             for (int ir = 0; ir < rows; ir += mr) {
                 int m_now = (int)min_long(mr, rows - ir);
-                if (small && m_now <= 4 && n_now == nr)
-                    conv_kernel4_avx2(m_now, k_now, a + (long)ir * k_now, b, C + ir * ldc + jr,
-                                      ldc, beta_now);
-                else
+                if (!short_sliver(kernel, m_now, n_now, k_now, a + (long)ir * k_now, b,
+                                  C + ir * ldc + jr, ldc, beta_now))
                     kernel->run(m_now, n_now, k_now, a + (long)ir * k_now, b, C + ir * ldc + jr,
                                 (int)ldc, 1.0f, beta_now);
             }
@@ -442,27 +457,32 @@ long conv_implicit_dx_scratch(const struct conv_geom *g)
 }
 
 // One micro-panel of DY: b[p·nr + j] = dy[p·ld + j] for j < n, 0 for
-// n ≤ j < nr, as pack_b_panel packs it. A full panel of AVX2's 16 columns is
-// copied with a constant size, a few moves, where pack_b_panel calls memcpy
-// for every row.
+// n ≤ j < nr, as pack_b_panel packs it. A full panel of AVX2's 16 columns or
+// AVX-512's 32 is copied with a constant size, a few moves, where
+// pack_b_panel calls memcpy for every row.
 static void pack_dy(int k, int n, const float *dy, long ld, int nr, float *b)
 {
     if (n == 16 && nr == 16) {
         for (int p = 0; p < k; p++)
             memcpy(b + (long)p * 16, dy + p * ld, 16 * sizeof(float));
-        return;
+    } else if (n == 32 && nr == 32) {
+        for (int p = 0; p < k; p++)
+            memcpy(b + (long)p * 32, dy + p * ld, 32 * sizeof(float));
+    } else {
+        pack_b_panel(GEMM_NOTRANS, k, n, dy, (int)ld, nr, b);
     }
-    pack_b_panel(GEMM_NOTRANS, k, n, dy, (int)ld, nr, b);
 }
 
 // Columns from … from+nr−1 of dcol's K rows to columns 0 … nr−1 (from ≥ nr);
-// AVX2's 16 with a constant size, as in pack_dy.
+// AVX2's 16 and AVX-512's 32 with a constant size, as in pack_dy.
 static void move_panel(long K, int nr, long from, float *dcol, long ldc)
 {
     for (long r = 0; r < K; r++) {
         float *row = dcol + r * ldc;
         if (nr == 16)
             memcpy(row, row + from, 16 * sizeof(float));
+        else if (nr == 32)
+            memcpy(row, row + from, 32 * sizeof(float));
         else
             memcpy(row, row + from, sizeof(float) * (size_t)nr);
     }
@@ -498,10 +518,14 @@ int conv_implicit_dx(const struct conv_geom *g, const float *w, int oc, const fl
                 int k_now = (int)min_long(kc, oc - pc);
                 float beta_now = pc == 0 ? 0.0f : 1.0f;  // later passes over k add
                 pack_dy(k_now, n_now, dy + pc * ld + done, ld, nr, b);
-                for (long ir = 0; ir < K; ir += mr)
-                    kernel->run((int)min_long(mr, K - ir), n_store, k_now,
-                                a + slivers * pc + ir * k_now, b, c + ir * ldc, (int)ldc, 1.0f,
-                                beta_now);
+                for (long ir = 0; ir < K; ir += mr) {
+                    int m_now = (int)min_long(mr, K - ir);
+                    const float *sliver = a + slivers * pc + ir * k_now;
+                    if (!short_sliver(kernel, m_now, n_store, k_now, sliver, b, c + ir * ldc,
+                                      ldc, beta_now))
+                        kernel->run(m_now, n_store, k_now, sliver, b, c + ir * ldc, (int)ldc,
+                                    1.0f, beta_now);
+                }
             }
         }
         if (beta == 0.0f)  // a fresh dx: zeros in cache, not a pass over memory first

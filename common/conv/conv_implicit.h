@@ -91,4 +91,11 @@ void conv_pack_sliver6_avx2(int kc, const float *A, long lda, float *a);
 void conv_kernel4_avx2(int m, int kc, const float *a, const float *b, float *C, long ldc,
                        float beta);
 
+// The same for AVX-512's micro-kernel: C (m × 32) = A·B + beta·C for m ≤ 8,
+// A a sliver packed for mr = 14 (a[p·14 + i]) and B a full micro-panel of
+// 32 (64-byte aligned): gemm_kernel_avx512's sums, bit for bit, without the
+// FMAs of the sliver's rows of zeros.
+void conv_kernel8_avx512(int m, int kc, const float *a, const float *b, float *C, long ldc,
+                         float beta);
+
 #endif
