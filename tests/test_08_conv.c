@@ -1536,10 +1536,11 @@ Test(conv, implicit_dw_same_bits_as_im2col_gemm, .timeout = 120)
 
 // The implicit path's col2im (conv_col2im_*) gives col2im's bits, at
 // stride 1: rows of dx shorter than a vector, a vector and a bit, exactly
-// two, up to the widest the AVX2 mask table takes and past it (the plain
-// loop then), padding of 1 and 2, filters of 1×1 to 3×5 and one wider than
-// the table, col's rows further apart than P, and −0 in col and dx (a −0
-// sum must stay −0). Nothing outside dx is written.
+// two, up to the widest the AVX2 mask table takes and past it, up to the
+// AVX-512 one's and past it (the plain loop then), padding of 1 and 2,
+// filters of 1×1 to 3×5 and one wider than the table, col's rows further
+// apart than P, and −0 in col and dx (a −0 sum must stay −0). Nothing
+// outside dx is written.
 typedef void col2im_kernel(const struct conv_geom *g, const float *col, long ldcol, float *dx);
 
 static void col2im_kernel_against_col2im(col2im_kernel *kernel, const char *name)
@@ -1547,7 +1548,8 @@ static void col2im_kernel_against_col2im(col2im_kernel *kernel, const char *name
     const int shapes[][6] = {{1, 1, 1, 1, 1, 0},  {2, 7, 5, 3, 3, 0},   {3, 13, 13, 3, 3, 0},
                              {1, 17, 9, 3, 3, 1}, {2, 5, 40, 3, 5, 2},  {1, 9, 64, 3, 3, 0},
                              {1, 6, 65, 3, 3, 1}, {2, 6, 8, 2, 3, 1},   {1, 4, 17, 1, 1, 0},
-                             {1, 3, 12, 1, 9, 0}, {2, 11, 16, 3, 3, 0}, {1, 2, 3, 3, 3, 2}};
+                             {1, 3, 12, 1, 9, 0}, {2, 11, 16, 3, 3, 0}, {1, 2, 3, 3, 3, 2},
+                             {1, 3, 128, 3, 3, 1}, {1, 3, 130, 3, 3, 1}};
     enum { GUARD = 16 };
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         const int *k = shapes[s];
@@ -1586,6 +1588,10 @@ Test(conv, col2im_gather_same_bits_as_col2im)
         col2im_kernel_against_col2im(conv_col2im_avx2, "avx2");
     else
         cr_log_info("skipped avx2: this CPU cannot run it");
+    if (isa_supported(ISA_AVX512))
+        col2im_kernel_against_col2im(conv_col2im_avx512, "avx512");
+    else
+        cr_log_info("skipped avx512: this CPU cannot run it");
 #endif
 }
 

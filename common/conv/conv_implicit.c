@@ -413,7 +413,11 @@ static void col2im_image(const struct conv_geom *g, const float *col, long ldcol
     }
     enum isa isa = isa_active();
 #if defined(__x86_64__)
-    if (isa == ISA_AVX2 || isa == ISA_AVX512) {
+    if (isa == ISA_AVX512) {
+        conv_col2im_avx512(g, col, ldcol, dx);
+        return;
+    }
+    if (isa == ISA_AVX2) {
         conv_col2im_avx2(g, col, ldcol, dx);
         return;
     }

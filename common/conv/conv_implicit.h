@@ -51,10 +51,11 @@ long conv_implicit_dx_scratch(const struct conv_geom *g);
 // dx (c×h×w) += col2im of col (K × P, rows ldcol floats apart) at stride 1
 // (g->stride is taken as 1): the same bits as col2im, each element of dx
 // read once, its taps summed in col2im's order, written once. The vector
-// versions take a row of dx 8 (AVX2) or 4 (NEON) floats at a time; an
-// AVX-512 CPU runs the AVX2 one.
+// versions take a row of dx 16 (AVX-512), 8 (AVX2) or 4 (NEON) floats at a
+// time.
 void conv_col2im_scalar(const struct conv_geom *g, const float *col, long ldcol, float *dx);
 void conv_col2im_avx2(const struct conv_geom *g, const float *col, long ldcol, float *dx);
+void conv_col2im_avx512(const struct conv_geom *g, const float *col, long ldcol, float *dx);
 void conv_col2im_neon(const struct conv_geom *g, const float *col, long ldcol, float *dx);
 
 // b[p·nr + j] = x[rows[p] + cols[j]] for p < kc, j < nj (≤ nr), and 0 for
