@@ -27,6 +27,7 @@ import glob
 import gzip
 import math
 import os
+import platform
 import resource
 import statistics
 import sys
@@ -312,19 +313,33 @@ def main(doc, batch, epochs, add_args, build):
 
 def machine_lines():
     """The machine as our drivers' CSVs name it (machine_write in
-    common/base/machine.c): CPU model, cores, L1 data cache. The profile
-    runs no driver of ours, and the book needs them to tell which of its
-    machines measured it."""
+    common/base/machine.c): CPU model, cores, widest instruction set, L1 data
+    cache. The profile runs no driver of ours, and the book needs them to
+    tell which of its machines measured it: two of them share a CPU name,
+    cores and L1d, and differ in the instruction set."""
     cpu = "unknown CPU"
+    flags = set()
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith(("model name", "Model")) and line.split(":", 1)[-1].strip():
-                    cpu = line.split(":", 1)[1].strip()
-                    break
+                key, _, value = line.partition(":")
+                key, value = key.strip(), value.strip()
+                if key in ("model name", "Model") and value and cpu == "unknown CPU":
+                    cpu = value
+                elif key in ("flags", "Features") and not flags:
+                    flags = set(value.split())
     except OSError:
         pass
-    lines = [f"# cpu: {cpu}\n", f"# cores: {os.cpu_count()}\n"]
+    # As isa_best() in common/base/cpu.c picks it.
+    if "avx512f" in flags and "fma" in flags:
+        isa = "avx512"
+    elif "avx2" in flags and "fma" in flags:
+        isa = "avx2"
+    elif platform.machine() == "aarch64":
+        isa = "neon"
+    else:
+        isa = "scalar"
+    lines = [f"# cpu: {cpu}\n", f"# cores: {os.cpu_count()}\n", f"# isa_best: {isa}\n"]
     for index in sorted(glob.glob("/sys/devices/system/cpu/cpu0/cache/index*")):
         try:
             level, kind, size = (open(os.path.join(index, n)).read().strip()
