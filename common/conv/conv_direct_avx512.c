@@ -9,20 +9,16 @@
 
 #include <immintrin.h>
 
+#include "lanes_avx512.h"
+
 enum { L = 16 };
 
 // The lanes l < lanes of the chunk at output column q0 whose tap v reads a
 // column inside the row: 0 ≤ q0 + l + v − pad < w.
 static __mmask16 inside(int q0, int lanes, int v, int pad, int w)
 {
-    int lo = pad - v - q0, hi = w - (q0 + v - pad);
-    if (lo < 0)
-        lo = 0;
-    if (hi > lanes)
-        hi = lanes;
-    if (hi <= lo)
-        return 0;
-    return (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
+    int hi = w - (q0 + v - pad);
+    return lanes_between(pad - v - q0, hi < lanes ? hi : lanes);
 }
 
 // listing: conv_direct_avx512

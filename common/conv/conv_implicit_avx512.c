@@ -7,6 +7,8 @@
 
 #include <immintrin.h>
 
+#include "lanes_avx512.h"
+
 // listing: kernel8_avx512
 // The book's convolutions have 32 and 64 filters, and the AVX-512 kernel
 // takes them 14 at a time: 64 = 4·14 + 8, so the last sliver holds 8 rows
@@ -58,18 +60,6 @@ void conv_kernel8_avx512(int m, int kc, const float *a, const float *b, float *C
 // wider than the mask table go to the plain loop.
 enum { L = 16, MAX_CHUNKS = 8, MAX_KW = 8 };
 
-// The lanes l with lo ≤ l < hi.
-static __mmask16 lanes(int lo, int hi)
-{
-    if (lo < 0)
-        lo = 0;
-    if (hi > L)
-        hi = L;
-    if (hi <= lo)
-        return 0;
-    return (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
-}
-
 void conv_col2im_avx512(const struct conv_geom *g, const float *col, long ldcol, float *dx)
 {
     int chunks = (g->w + L - 1) / L;
@@ -82,9 +72,9 @@ void conv_col2im_avx512(const struct conv_geom *g, const float *col, long ldcol,
     __mmask16 inside[MAX_CHUNKS], take[MAX_CHUNKS][MAX_KW];
     for (int k = 0; k < chunks; k++) {
         int x0 = L * k;
-        inside[k] = lanes(0, g->w - x0);
+        inside[k] = lanes_between(0, g->w - x0);
         for (int v = 0; v < g->kw; v++)
-            take[k][v] = inside[k] & lanes(v - g->pad - x0, g->ow + v - g->pad - x0);
+            take[k][v] = inside[k] & lanes_between(v - g->pad - x0, g->ow + v - g->pad - x0);
     }
     for (int ch = 0; ch < g->c; ch++)
         for (int iy = 0; iy < g->h; iy++) {
