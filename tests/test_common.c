@@ -427,11 +427,11 @@ Test(peak, threads_sharing_a_core_are_not_counted_as_one)
     cr_assert_eq(sched_setaffinity(0, sizeof one, &one), 0);
     struct peak single = {0}, pair = {0};
     for (int round = 0; round < 3; round++) {
-        struct peak one = peak_measure(ISA_SCALAR, 1), two = peak_measure(ISA_SCALAR, 2);
-        if (one.gflops > single.gflops)
-            single = one;
-        if (two.gflops > pair.gflops)
-            pair = two;
+        struct peak p1 = peak_measure(ISA_SCALAR, 1), p2 = peak_measure(ISA_SCALAR, 2);
+        if (p1.gflops > single.gflops)
+            single = p1;
+        if (p2.gflops > pair.gflops)
+            pair = p2;
     }
     sched_setaffinity(0, sizeof all, &all);
     cr_assert(pair.gflops > 1.6 * single.gflops,
