@@ -267,4 +267,59 @@ Test(stage_04, avx512_kernel_without_prefetch_gives_the_same_bits)
     gemm_free(a);
     gemm_free(b);
 }
+
+// A sliver of few rows goes to a kernel of fewer accumulators (8 of
+// AVX-512's 14 rows, 4 of AVX2's 6), which must give each row the bits the
+// full kernel gives it: every row's sum is its own, so the full kernel run
+// on all mr rows of the same sliver is the reference. Rows past m are left
+// as they were.
+static void short_sliver_same_bits(gemm_microkernel *kernel, int mr, int nr, int rows)
+{
+    enum { KMAX = 200 };
+    static const int kcs[] = {1, 7, 64, 65, 200};
+    int ldc = nr + 5;
+    float *a = gemm_alloc((long)mr * KMAX), *b = gemm_alloc((long)KMAX * nr);
+    float *C0 = malloc(sizeof(float) * mr * ldc), *C1 = malloc(sizeof(float) * mr * ldc),
+          *C2 = malloc(sizeof(float) * mr * ldc);
+    cr_assert(a && b && C0 && C1 && C2, "out of memory");
+    mat_fill_random(a, 1, mr * KMAX, mr * KMAX, 51);
+    mat_fill_random(b, 1, KMAX * nr, KMAX * nr, 52);
+    mat_fill_random(C0, mr, ldc, ldc, 53);
+    int ns[] = {1, nr / 2 + 1, nr};
+    for (size_t q = 0; q < sizeof kcs / sizeof kcs[0]; q++)
+        for (int m = 1; m <= rows + 1; m++)
+            for (int t = 0; t < 3; t++)
+                for (int combo = 0; combo < 6; combo++) {
+                    int n = ns[t];
+                    float alpha = alphas[combo % 2], beta = betas[combo / 2];
+                    memcpy(C1, C0, sizeof(float) * mr * ldc);
+                    memcpy(C2, C0, sizeof(float) * mr * ldc);
+                    kernel(m, n, kcs[q], a, b, C1, ldc, alpha, beta);
+                    kernel(mr, n, kcs[q], a, b, C2, ldc, alpha, beta);
+                    for (int i = 0; i < mr; i++) {
+                        const float *want = i < m ? C2 + i * ldc : C0 + i * ldc;
+                        cr_assert(memcmp(C1 + i * ldc, want, sizeof(float) * ldc) == 0,
+                                  "m=%d n=%d kc=%d alpha=%g beta=%g: row %d %s", m, n, kcs[q],
+                                  alpha, beta, i,
+                                  i < m ? "differs from the full kernel's" : "was written");
+                    }
+                }
+    gemm_free(a);
+    gemm_free(b);
+    free(C0);
+    free(C1);
+    free(C2);
+}
+
+Test(stage_04, short_slivers_give_the_full_kernels_bits)
+{
+    if (isa_supported(ISA_AVX2))
+        short_sliver_same_bits(gemm_kernel_avx2, GEMM_AVX2_MR, GEMM_AVX2_NR, 4);
+    else
+        cr_log_info("avx2 skipped: this CPU (%s) cannot run it", cpu_model());
+    if (isa_supported(ISA_AVX512))
+        short_sliver_same_bits(gemm_kernel_avx512, GEMM_AVX512_MR, GEMM_AVX512_NR, 8);
+    else
+        cr_log_info("avx512 skipped: this CPU (%s) cannot run it", cpu_model());
+}
 #endif

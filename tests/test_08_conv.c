@@ -1401,48 +1401,6 @@ static void slivers_against_pack_a(void)
     free(want);
     free(got);
 }
-
-// A short-sliver kernel against the micro-kernel it stands in for, bit for
-// bit: slivers of 1 to rows rows (packed mr apart, as pack_a_panel leaves a
-// part sliver, its other rows zero), depths of 1 to 1000, C fresh (beta 0)
-// and added to (beta 1), C's rows wider than nr; nothing past the sliver's
-// rows or the panel's nr columns is written. AVX2: 4 rows for its 6 × 16
-// kernel; AVX-512: 8 rows for its 14 × 32.
-typedef void short_kernel_fn(int m, int kc, const float *a, const float *b, float *C, long ldc,
-                             float beta);
-
-static void short_kernel_against_kernel(const char *name, short_kernel_fn *short_kernel,
-                                        int rows, gemm_microkernel *kernel, int mr, int nr)
-{
-    const int depths[] = {1, 2, 7, 8, 9, 100, 1000};
-    const int ldc = nr + 5;
-    float *C0 = filled((long)mr * ldc, 95), *want = malloc(sizeof(float) * mr * ldc),
-          *got = malloc(sizeof(float) * mr * ldc);
-    float *b = gemm_alloc((long)nr * 1000);
-    float *filler = filled((long)nr * 1000, 96);
-    memcpy(b, filler, sizeof(float) * nr * 1000);
-    for (int m = 1; m <= rows; m++)
-        for (size_t d = 0; d < sizeof depths / sizeof depths[0]; d++)
-            for (int beta = 0; beta <= 1; beta++) {
-                int kc = depths[d];
-                float *A = filled((long)m * kc, 97 + m), *a = malloc(sizeof(float) * mr * kc);
-                pack_a_panel(GEMM_NOTRANS, m, kc, A, kc, mr, a);
-                memcpy(want, C0, sizeof(float) * mr * ldc);
-                memcpy(got, C0, sizeof(float) * mr * ldc);
-                kernel(m, nr, kc, a, b, want, ldc, 1.0f, (float)beta);
-                short_kernel(m, kc, a, b, got, ldc, (float)beta);
-                char what[80];
-                snprintf(what, sizeof what, "%s, %d rows, kc %d, beta %d", name, m, kc, beta);
-                expect_same_bits(what, want, got, (long)mr * ldc);
-                free(A);
-                free(a);
-            }
-    free(C0);
-    free(want);
-    free(got);
-    gemm_free(b);
-    free(filler);
-}
 #endif
 
 Test(conv, packings_avx2_equal_scalar)
@@ -1456,34 +1414,6 @@ Test(conv, packings_avx2_equal_scalar)
     slivers_against_pack_a();
 #else
     cr_log_info("skipped: no AVX2 on this architecture");
-#endif
-}
-
-Test(conv, kernel4_avx2_same_bits_as_kernel)
-{
-#if defined(__x86_64__)
-    if (!isa_supported(ISA_AVX2)) {
-        cr_log_info("skipped: this CPU cannot run avx2");
-        return;
-    }
-    short_kernel_against_kernel("4-row kernel", conv_kernel4_avx2, 4, gemm_kernel_avx2,
-                                GEMM_AVX2_MR, GEMM_AVX2_NR);
-#else
-    cr_log_info("skipped: no AVX2 on this architecture");
-#endif
-}
-
-Test(conv, kernel8_avx512_same_bits_as_kernel)
-{
-#if defined(__x86_64__)
-    if (!isa_supported(ISA_AVX512)) {
-        cr_log_info("skipped: this CPU cannot run avx512");
-        return;
-    }
-    short_kernel_against_kernel("8-row kernel", conv_kernel8_avx512, 8, gemm_kernel_avx512,
-                                GEMM_AVX512_MR, GEMM_AVX512_NR);
-#else
-    cr_log_info("skipped: no AVX-512 on this architecture");
 #endif
 }
 

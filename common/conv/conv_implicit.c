@@ -292,29 +292,6 @@ static void pack_a(int rows, int kc, const float *A, long lda, int mr, float *a)
         pack_a_panel(GEMM_NOTRANS, rows - i0, kc, A + i0 * lda, (int)lda, mr, a + (long)i0 * kc);
 }
 
-// The last sliver of A when it is short and B's micro-panel full: AVX2's
-// 6 × 16 kernel hands 4 rows or fewer to conv_kernel4_avx2, AVX-512's 14 × 32
-// hands 8 or fewer to conv_kernel8_avx512 (64 filters leave a sliver of 8),
-// each skipping the FMAs of the sliver's rows of zeros. Returns 1 when it
-// did the sliver, 0 when the micro-kernel must.
-static int short_sliver(const struct gemm_kernel *kernel, int m, int n, int kc, const float *a,
-                        const float *b, float *C, long ldc, float beta)
-{
-#if defined(__x86_64__)
-    if (kernel->run == gemm_kernel_avx2 && m <= 4 && n == 16) {
-        conv_kernel4_avx2(m, kc, a, b, C, ldc, beta);
-        return 1;
-    }
-    if (kernel->run == gemm_kernel_avx512 && m <= 8 && n == 32) {
-        conv_kernel8_avx512(m, kc, a, b, C, ldc, beta);
-        return 1;
-    }
-#else
-    (void)kernel, (void)m, (void)n, (void)kc, (void)a, (void)b, (void)C, (void)ldc, (void)beta;
-#endif
-    return 0;
-}
-
 // Packs rows k0 … k0+kc−1, columns j0 … j0+nj−1 of op(B) as one
 // micro-panel: pack_cols (op(B) = COL) or pack_taps (COLᵀ).
 typedef void pack_fn(const struct conv_geom *g, const float *x, long xs, long span, long k0,
@@ -346,10 +323,8 @@ static int implicit_gemm(const struct conv_geom *g, const float *x, long xs, int
             pack(g, x, xs, m * xs, pc, k_now, jr, n_now, nr, b);
             for (int ir = 0; ir < rows; ir += mr) {
                 int m_now = (int)min_long(mr, rows - ir);
-                if (!short_sliver(kernel, m_now, n_now, k_now, a + (long)ir * k_now, b,
-                                  C + ir * ldc + jr, ldc, beta_now))
-                    kernel->run(m_now, n_now, k_now, a + (long)ir * k_now, b, C + ir * ldc + jr,
-                                (int)ldc, 1.0f, beta_now);
+                kernel->run(m_now, n_now, k_now, a + (long)ir * k_now, b, C + ir * ldc + jr,
+                            (int)ldc, 1.0f, beta_now);
             }
             if (done && pc + k_now == k)
                 done(ctx, jr + n_now);
@@ -525,10 +500,8 @@ int conv_implicit_dx(const struct conv_geom *g, const float *w, int oc, const fl
                 for (long ir = 0; ir < K; ir += mr) {
                     int m_now = (int)min_long(mr, K - ir);
                     const float *sliver = a + slivers * pc + ir * k_now;
-                    if (!short_sliver(kernel, m_now, n_store, k_now, sliver, b, c + ir * ldc,
-                                      ldc, beta_now))
-                        kernel->run(m_now, n_store, k_now, sliver, b, c + ir * ldc, (int)ldc,
-                                    1.0f, beta_now);
+                    kernel->run(m_now, n_store, k_now, sliver, b, c + ir * ldc, (int)ldc,
+                                1.0f, beta_now);
                 }
             }
         }

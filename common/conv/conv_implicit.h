@@ -85,18 +85,4 @@ void conv_transpose_avx2(const float *x, long span, long at, int len, const int 
 // pack_a_panel lays it: a[p·6 + i] = A[i·lda + p] for i < 6, p < kc.
 void conv_pack_sliver6_avx2(int kc, const float *A, long lda, float *a);
 
-// C (m × 16, rows ldc apart) = A·B + beta·C for m ≤ 4, A a sliver packed for
-// mr = 6 (a[p·6 + i]) and B a full micro-panel of 16 (b[p·16 + j], 32-byte
-// aligned): gemm_kernel_avx2's sums, bit for bit, without the FMAs of the
-// sliver's rows of zeros.
-void conv_kernel4_avx2(int m, int kc, const float *a, const float *b, float *C, long ldc,
-                       float beta);
-
-// The same for AVX-512's micro-kernel: C (m × 32) = A·B + beta·C for m ≤ 8,
-// A a sliver packed for mr = 14 (a[p·14 + i]) and B a full micro-panel of
-// 32 (64-byte aligned): gemm_kernel_avx512's sums, bit for bit, without the
-// FMAs of the sliver's rows of zeros.
-void conv_kernel8_avx512(int m, int kc, const float *a, const float *b, float *C, long ldc,
-                         float beta);
-
 #endif

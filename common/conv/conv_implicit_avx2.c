@@ -197,50 +197,6 @@ void conv_pack_sliver6_avx2(int kc, const float *A, long lda, float *a)
 }
 // end listing
 
-// listing: kernel4_avx2
-// The AVX2 micro-kernel (gemm_kernel_avx2) for a last sliver of m ≤ 4 rows
-// of A, its rows 6 apart as pack_a_panel leaves them: 4 × 16 instead of
-// 6 × 16, so that no FMAs go to the two rows of zeros. Eight accumulators,
-// as many as two FMA pipes with a 4-cycle latency keep busy. Each sum is the
-// big kernel's, FMA by FMA in the same order, then C = acc + beta·C: the
-// same bits.
-void conv_kernel4_avx2(int m, int kc, const float *a, const float *b, float *C, long ldc,
-                       float beta)
-{
-    __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
-    __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
-    __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
-    __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
-    for (int p = 0; p < kc; p++, a += 6, b += 16) {
-        __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
-        __m256 ai = _mm256_broadcast_ss(a);
-        c00 = _mm256_fmadd_ps(ai, b0, c00);
-        c01 = _mm256_fmadd_ps(ai, b1, c01);
-        ai = _mm256_broadcast_ss(a + 1);
-        c10 = _mm256_fmadd_ps(ai, b0, c10);
-        c11 = _mm256_fmadd_ps(ai, b1, c11);
-        ai = _mm256_broadcast_ss(a + 2);
-        c20 = _mm256_fmadd_ps(ai, b0, c20);
-        c21 = _mm256_fmadd_ps(ai, b1, c21);
-        ai = _mm256_broadcast_ss(a + 3);
-        c30 = _mm256_fmadd_ps(ai, b0, c30);
-        c31 = _mm256_fmadd_ps(ai, b1, c31);
-    }
-    __m256 acc[4][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
-    __m256 vb = _mm256_set1_ps(beta);
-    for (int i = 0; i < m; i++) {
-        float *c = C + i * ldc;
-        __m256 r0 = acc[i][0], r1 = acc[i][1];
-        if (beta != 0.0f) {
-            r0 = _mm256_add_ps(r0, _mm256_mul_ps(vb, _mm256_loadu_ps(c)));
-            r1 = _mm256_add_ps(r1, _mm256_mul_ps(vb, _mm256_loadu_ps(c + 8)));
-        }
-        _mm256_storeu_ps(c, r0);
-        _mm256_storeu_ps(c + 8, r1);
-    }
-}
-// end listing
-
 // listing: col2im_avx2
 // conv_col2im_scalar with a row of dx 8 floats at a time: the chunk's sum
 // in a register, and for each tap a masked load of the 8 floats of col that

@@ -22,21 +22,21 @@ static __m256i column_mask(int n)
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), lane);
 }
 
-// C = alpha·acc + beta·C for the m×n block C (m ≤ 6, n ≤ 16); C is not read
-// when beta is 0. Full and partial blocks get the same arithmetic; only the
+// C = alpha·acc + beta·C for the m×n block C (m ≤ rows, the kernel's rows of
+// accumulators; n ≤ 16); C is not read when beta is 0. Full and partial blocks get the same arithmetic; only the
 // memory operations differ. A full row uses plain loads and stores, because
 // AMD's CPUs run a masked store as a long microcoded sequence: on a Zen 3,
 // twelve of them cost about 200 cycles per block (measured), some 35 steps
 // of the k loop.
-static inline void store_block(int m, int n, __m256 acc[GEMM_AVX2_MR][2],
-                               float *C, int ldc, float alpha, float beta)
+static inline void store_block(int rows, int m, int n, __m256 acc[][2], float *C, int ldc,
+                               float alpha, float beta)
 {
     __m256i mask0 = column_mask(n);
     __m256i mask1 = column_mask(n - 8);
     __m256 va = _mm256_set1_ps(alpha);
     __m256 vb = _mm256_set1_ps(beta);
 #pragma GCC unroll 16
-    for (int i = 0; i < GEMM_AVX2_MR; i++) {
+    for (int i = 0; i < rows; i++) {
         if (i >= m)
             break;
         float *c = C + (long)i * ldc;
@@ -60,11 +60,45 @@ static inline void store_block(int m, int n, __m256 acc[GEMM_AVX2_MR][2],
     }
 }
 
+// listing: kernel_4x16
+// A sliver of 4 rows or fewer (64 = 10·6 + 4: a batch of 64 images, or a
+// layer of 64 filters, leaves one) without the FMAs of the 6 × 16 kernel's
+// 2 rows of zeros. Eight accumulators, as many as two FMA pipes with a
+// 4-cycle latency keep busy. Each sum is the big kernel's, FMA by FMA in
+// the same order, then the same store_block: the same bits.
+static void kernel_4x16(int m, int n, int kc, const float *a, const float *b, float *C,
+                        int ldc, float alpha, float beta)
+{
+    enum { MR = GEMM_AVX2_MR, NR = GEMM_AVX2_NR, ROWS = 4 };
+    __m256 acc[ROWS][2];
+#pragma GCC unroll 4
+    for (int i = 0; i < ROWS; i++) {
+        acc[i][0] = _mm256_setzero_ps();
+        acc[i][1] = _mm256_setzero_ps();
+    }
+    // a is still MR×kc, its rows 6 apart: the rows past m are pack_a_panel's zeros.
+    for (int p = 0; p < kc; p++, a += MR, b += NR) {
+        __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+#pragma GCC unroll 4
+        for (int i = 0; i < ROWS; i++) {
+            __m256 ai = _mm256_broadcast_ss(a + i);
+            acc[i][0] = _mm256_fmadd_ps(ai, b0, acc[i][0]);
+            acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
+        }
+    }
+    store_block(ROWS, m, n, acc, C, ldc, alpha, beta);
+}
+// end listing
+
 // listing: microkernel_avx2
 void gemm_kernel_avx2(int m, int n, int kc, const float *a, const float *b,
                       float *C, int ldc, float alpha, float beta)
 {
     enum { MR = GEMM_AVX2_MR, NR = GEMM_AVX2_NR };
+    if (m <= 4) {
+        kernel_4x16(m, n, kc, a, b, C, ldc, alpha, beta);
+        return;
+    }
     __m256 acc[MR][2];
 #pragma GCC unroll 16
     for (int i = 0; i < MR; i++) {
@@ -86,7 +120,7 @@ void gemm_kernel_avx2(int m, int n, int kc, const float *a, const float *b,
         b += NR;
     }
 
-    store_block(m, n, acc, C, ldc, alpha, beta);
+    store_block(MR, m, n, acc, C, ldc, alpha, beta);
 }
 // end listing
 
@@ -137,7 +171,7 @@ void gemm_kernel_avx2_direct(int m, int n, int kc, const float *a, long rs_a,
         }
         return;
     }
-    store_block(m, n, acc, C, ldc, alpha, beta);
+    store_block(MR, m, n, acc, C, ldc, alpha, beta);
 }
 // end listing
 
