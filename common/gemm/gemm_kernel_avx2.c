@@ -23,11 +23,11 @@ static __m256i column_mask(int n)
 }
 
 // C = alpha·acc + beta·C for the m×n block C (m ≤ rows, the kernel's rows of
-// accumulators; n ≤ 16); C is not read when beta is 0. Full and partial blocks get the same arithmetic; only the
-// memory operations differ. A full row uses plain loads and stores, because
-// AMD's CPUs run a masked store as a long microcoded sequence: on a Zen 3,
-// twelve of them cost about 200 cycles per block (measured), some 35 steps
-// of the k loop.
+// accumulators; n ≤ 16); C is not read when beta is 0. Full and partial
+// blocks get the same arithmetic; only the memory operations differ. A full
+// row uses plain loads and stores, because AMD's CPUs run a masked store as
+// a long microcoded sequence: on a Zen 3, twelve of them cost about 200
+// cycles per block (measured), some 35 steps of the k loop.
 static inline void store_block(int rows, int m, int n, __m256 acc[][2], float *C, int ldc,
                                float alpha, float beta)
 {
