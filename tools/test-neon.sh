@@ -27,7 +27,8 @@ SRCS="tests/neon/test_neon.c
       common/autograd/vec.c common/autograd/vec_neon.c common/autograd/tensor.c common/autograd/arena.c
       common/nn/optim.c common/nn/optim_neon.c
       common/conv/conv_direct.c common/conv/conv_direct_neon.c common/conv/pool_row.c common/conv/pool_neon.c
-      common/conv/conv_implicit.c common/conv/conv_implicit_neon.c common/conv/im2col.c"
+      common/conv/conv_implicit.c common/conv/conv_implicit_scalar.c common/conv/conv_implicit_neon.c
+      common/conv/im2col.c"
 INCLUDES="-I$root/common/base -I$root/common/loops -I$root/common/gemm -I$root/common/autograd
           -I$root/common/nn -I$root/common/conv -I$root/common/cli -I$root/stages/03_simd"
 CFLAGS="-std=c17 -O2 -g -fopenmp -Wall -Wextra -Wpedantic -Werror"

@@ -105,23 +105,6 @@ static float col_at(const struct conv_geom *g, const float *x, const struct colu
     return x[c->at + t->off];
 }
 
-// listing: conv_gather
-// b[p·nr + j] = x[rows[p] + cols[j]] for p < kc, j < nj, and 0 for
-// nj ≤ j < nr: a micro-panel whose element is at a row's offset plus a
-// column's. Without padding both packings are this loop.
-void conv_gather_scalar(const float *x, const long *rows, int kc, const int *cols, int nj, int nr,
-                        float *b)
-{
-    for (int p = 0; p < kc; p++, b += nr) {
-        const float *row = x + rows[p];
-        for (int j = 0; j < nj; j++)
-            b[j] = row[cols[j]];
-        for (int j = nj; j < nr; j++)
-            b[j] = 0.0f;
-    }
-}
-// end listing
-
 // The gather for full micro-panels where the CPU has AVX2: 16 columns at a
 // time, AVX2's kernel width; an AVX-512 CPU's panels of 32 in two halves.
 static void gather(const float *x, const long *rows, int kc, const int *cols, int nj, int nr,
@@ -136,22 +119,6 @@ static void gather(const float *x, const long *rows, int kc, const int *cols, in
     }
 #endif
     conv_gather_scalar(x, rows, kc, cols, nj, nr, b);
-}
-
-// b[p·nr + j] = x[at + p + cols[j]] for p < len, j < nj, and 0 for
-// nj ≤ j < nr: the gather whose rows are len consecutive offsets. Column j
-// of the panel is then a run of x, x[at + cols[j]] onwards: the panel is
-// those nj runs, turned round.
-void conv_transpose_scalar(const float *x, long at, int len, const int *cols, int nj, int nr,
-                           float *b)
-{
-    for (int p = 0; p < len; p++, b += nr) {
-        const float *row = x + at + p;
-        for (int j = 0; j < nj; j++)
-            b[j] = row[cols[j]];
-        for (int j = nj; j < nr; j++)
-            b[j] = 0.0f;
-    }
 }
 
 // The transpose in 8×8 blocks of registers where the CPU has AVX2 (every
@@ -348,35 +315,6 @@ int conv_implicit_dw(const struct conv_geom *g, const float *x, long xs, int m, 
     long K = (long)g->c * g->kh * g->kw, n = (long)m * g->oh * g->ow;
     return implicit_gemm(g, x, xs, m, pack_taps, oc, n, K, dy, n, 1.0f, dw, K, NULL, NULL);
 }
-
-// listing: col2im_gather
-// col2im at stride 1, walked the other way round: for each element of dx,
-// its taps in col2im's order, (u, v) by (u, v), added into one sum, written
-// once. col2im adds a row of col onto a row of dx nine times over, each
-// time shifted by a float: every element is read and written back nine
-// times. The sums are the same, term for term: the same bits.
-void conv_col2im_scalar(const struct conv_geom *g, const float *col, long ldcol, float *dx)
-{
-    for (int ch = 0; ch < g->c; ch++)
-        for (int iy = 0; iy < g->h; iy++)
-            for (int ix = 0; ix < g->w; ix++) {
-                float *at = dx + ((long)ch * g->h + iy) * g->w + ix;
-                float sum = *at;
-                for (int u = 0; u < g->kh; u++) {
-                    int r = iy + g->pad - u;
-                    if (r < 0 || r >= g->oh)
-                        continue;
-                    for (int v = 0; v < g->kw; v++) {
-                        int q = ix + g->pad - v;
-                        if (q >= 0 && q < g->ow)
-                            sum += col[((long)(ch * g->kh + u) * g->kw + v) * ldcol +
-                                       (long)r * g->ow + q];
-                    }
-                }
-                *at = sum;
-            }
-}
-// end listing
 
 // col2im into dx for one image: the gather above at stride 1 (with vectors
 // where the CPU has them), col2im itself at any other.

@@ -1,4 +1,4 @@
-// The implicit GEMM's gather (conv_implicit.h) with AVX2, for full
+// The implicit GEMM's gather (conv_implicit_parts.h) with AVX2, for full
 // micro-panels of 16 columns (AVX-512's panels of 32 take it in two
 // halves). A panel's columns fall in runs of consecutive offsets (the
 // outputs of one row of one image, or the taps of one filter row): a run's
@@ -10,7 +10,7 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#include "conv_implicit.h"
+#include "conv_implicit_parts.h"
 #include "transpose8_avx2.h"
 
 // More runs than this and the scalar loop is as fast.
@@ -106,7 +106,7 @@ void conv_gather16_avx2(const float *x, const long *rows, int kc, const int *col
 // end listing
 
 
-// The transpose of conv_implicit.h for nr a multiple of 8: 8×8 blocks, eight
+// The transpose of conv_implicit_parts.h for nr a multiple of 8: 8×8 blocks, eight
 // loads of one tap's eight outputs each, turned round in registers, stored
 // as eight rows of eight taps. A block whose loads would leave x[0 … span),
 // or that has taps past nj, goes element by element.

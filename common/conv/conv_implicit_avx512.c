@@ -1,7 +1,7 @@
 // The implicit GEMM's AVX-512 part: the col2im of its data gradient
-// (conv_implicit.h). conv_implicit.h sits outside the guard so the file is
-// never an empty translation unit.
-#include "conv_implicit.h"
+// (conv_implicit_parts.h). conv_implicit_parts.h sits outside the guard so
+// the file is never an empty translation unit.
+#include "conv_implicit_parts.h"
 
 #if defined(__x86_64__)
 

@@ -1,7 +1,7 @@
-// The implicit path's col2im (conv_implicit.h) with NEON, a row of dx 4
-// floats at a time. conv_implicit.h sits outside the guard so the file is
-// never an empty translation unit.
-#include "conv_implicit.h"
+// The implicit path's col2im (conv_implicit_parts.h) with NEON, a row of dx
+// 4 floats at a time. conv_implicit_parts.h sits outside the guard so the
+// file is never an empty translation unit.
+#include "conv_implicit_parts.h"
 
 #if defined(__aarch64__)
 
