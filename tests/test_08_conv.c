@@ -30,6 +30,7 @@
 #include "conv.h"
 #include "conv_direct.h"
 #include "conv_implicit.h"
+#include "conv_winograd.h"
 #include "cpu.h"
 #include "dataset.h"
 #include "gemm.h"
@@ -584,7 +585,8 @@ enum { PATH_SHAPES = sizeof path_shapes / sizeof path_shapes[0] };
 
 Test(conv, every_path_agrees_with_im2col, .timeout = 120)
 {
-    const enum conv_path paths[] = {CONV_AUTO, CONV_1X1, CONV_DIRECT, CONV_IMPLICIT};
+    const enum conv_path paths[] = {CONV_AUTO, CONV_1X1, CONV_DIRECT, CONV_IMPLICIT,
+                                    CONV_WINOGRAD};
     for (int s = 0; s < PATH_SHAPES; s++) {
         const struct conv_case *k = &path_shapes[s];
         float *xf = filled(x_size(k), 900 + s), *wf = filled(w_size(k), 920 + s),
@@ -592,7 +594,7 @@ Test(conv, every_path_agrees_with_im2col, .timeout = 120)
         for (int relu = 0; relu < 2; relu++) {
             enum conv_op how = relu ? FUSED : PLAIN;
             struct conv_result want = run_conv(k, CONV_IM2COL, how, xf, wf, bf, dyf);
-            for (int p = 0; p < 4; p++) {
+            for (int p = 0; p < 5; p++) {
                 struct conv_result got = run_conv(k, paths[p], how, xf, wf, bf, dyf);
                 char what[64];
                 snprintf(what, sizeof what, "%s path%s", conv_path_name(paths[p]),
@@ -641,12 +643,13 @@ Test(conv, every_gemm_backend_agrees, .timeout = 120)
 // gradients, forward and backward, on every path.
 Test(conv, fused_relu_equals_conv_then_relu)
 {
-    const enum conv_path paths[] = {CONV_IM2COL, CONV_1X1, CONV_DIRECT, CONV_IMPLICIT};
+    const enum conv_path paths[] = {CONV_IM2COL, CONV_1X1, CONV_DIRECT, CONV_IMPLICIT,
+                                    CONV_WINOGRAD};
     for (int s = 0; s < PATH_SHAPES; s++) {
         const struct conv_case *k = &path_shapes[s];
         float *xf = filled(x_size(k), 700 + s), *wf = filled(w_size(k), 720 + s),
               *bf = filled(k->oc, 740 + s), *dyf = filled(y_size(k), 760 + s);
-        for (int p = 0; p < 4; p++) {
+        for (int p = 0; p < 5; p++) {
             struct conv_result want = run_conv(k, paths[p], RELU_AFTER, xf, wf, bf, dyf);
             struct conv_result got = run_conv(k, paths[p], FUSED, xf, wf, bf, dyf);
             char what[64];
@@ -701,12 +704,13 @@ static void expect_same_bits(const char *what, const float *want, const float *g
 // the same bits forward and backward, on every path.
 Test(conv, fused_pool_equals_conv_relu_then_pool, .timeout = 120)
 {
-    const enum conv_path paths[] = {CONV_AUTO, CONV_IM2COL, CONV_1X1, CONV_DIRECT, CONV_IMPLICIT};
+    const enum conv_path paths[] = {CONV_AUTO,     CONV_IM2COL,  CONV_1X1,
+                                    CONV_DIRECT,   CONV_IMPLICIT, CONV_WINOGRAD};
     for (int s = 0; s < POOL_SHAPES; s++) {
         const struct conv_case *k = &pool_shapes[s];
         float *xf = filled(x_size(k), 1100 + s), *wf = filled(w_size(k), 1120 + s),
               *bf = filled(k->oc, 1140 + s), *dyf = filled(pooled_size(k), 1160 + s);
-        for (int p = 0; p < 5; p++) {
+        for (int p = 0; p < 6; p++) {
             struct conv_result want = run_conv(k, paths[p], POOL_AFTER, xf, wf, bf, dyf);
             struct conv_result got = run_conv(k, paths[p], POOLED, xf, wf, bf, dyf);
             char shape[128], what[256];
@@ -777,7 +781,8 @@ static double pooled_loss(const struct conv_case *k, const double *x, const doub
 // per shape.
 Test(conv, fused_pool_finite_differences, .timeout = 300)
 {
-    const enum conv_path paths[] = {CONV_IM2COL, CONV_1X1, CONV_DIRECT, CONV_IMPLICIT};
+    const enum conv_path paths[] = {CONV_IM2COL, CONV_1X1, CONV_DIRECT, CONV_IMPLICIT,
+                                    CONV_WINOGRAD};
     for (int s = 0; s < POOL_SHAPES - 1; s++) {  // the last is the network's 32 filters: slow
         const struct conv_case *k = &pool_shapes[s];
         float *xf = filled(x_size(k), 1200 + s), *wf = filled(w_size(k), 1220 + s),
@@ -795,7 +800,7 @@ Test(conv, fused_pool_finite_differences, .timeout = 300)
         double *num_dx = numeric_gradient(pooled_loss, k, x, w, b, dy, x, x_size(k));
         double *num_dw = numeric_gradient(pooled_loss, k, x, w, b, dy, w, w_size(k));
         double *num_db = numeric_gradient(pooled_loss, k, x, w, b, dy, b, k->oc);
-        for (int p = 0; p < 4; p++) {
+        for (int p = 0; p < 5; p++) {
             struct conv_result r = run_conv(k, paths[p], POOLED, xf, wf, bf, dyf);
             for (long j = 0; j < pooled_size(k); j++)
                 cr_assert(fabs(r.y[j] - want[j]) <= 1e-5 * (fabs(want[j]) + 1.0),
@@ -1675,15 +1680,517 @@ Test(conv, implicit_pooling_waits_for_the_last_pass_over_k, .timeout = 120)
     isa_force(isa_best());
 }
 
+// ---------------------------------------------------------------------------
+// The Winograd path: F(4×4, 3×3) (conv_winograd.h).
+
+// Its matrices, written out again here so that the test does not take them
+// from the code it checks.
+static const double wino_bt[6][6] = {
+    {4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0}, {0, 4, -4, -1, 1, 0},
+    {0, -2, -1, 2, 1, 0}, {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1},
+};
+static const double wino_g[6][3] = {
+    {1.0 / 4, 0, 0},       {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+    {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1},
+};
+static const double wino_at[4][6] = {
+    {1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
+
+// The transforms with every entry, datum and weight replaced by its
+// absolute value, in double: what the error bounds below are made of.
+// |Bᵀ| |d| |B| of a 6×6 patch.
+static void abs_input(double d[6][6], double v[6][6])
+{
+    double t[6][6];
+    for (int a = 0; a < 6; a++)
+        for (int z = 0; z < 6; z++) {
+            t[a][z] = 0.0;
+            for (int y = 0; y < 6; y++)
+                t[a][z] += fabs(wino_bt[a][y]) * fabs(d[y][z]);
+        }
+    for (int a = 0; a < 6; a++)
+        for (int b = 0; b < 6; b++) {
+            v[a][b] = 0.0;
+            for (int z = 0; z < 6; z++)
+                v[a][b] += t[a][z] * fabs(wino_bt[b][z]);
+        }
+}
+
+// |G| |g| |Gᵀ| of a 3×3 filter.
+static void abs_filter(const double *g, double u[6][6])
+{
+    double gg[6][3];
+    for (int a = 0; a < 6; a++)
+        for (int j = 0; j < 3; j++)
+            gg[a][j] = fabs(wino_g[a][0] * g[j]) + fabs(wino_g[a][1] * g[3 + j]) +
+                       fabs(wino_g[a][2] * g[6 + j]);
+    for (int a = 0; a < 6; a++)
+        for (int b = 0; b < 6; b++)
+            u[a][b] = gg[a][0] * fabs(wino_g[b][0]) + gg[a][1] * fabs(wino_g[b][1]) +
+                      gg[a][2] * fabs(wino_g[b][2]);
+}
+
+// |A| |dy| |Aᵀ| of a 4×4 tile of the output's gradient.
+static void abs_output_backward(double y[4][4], double m[6][6])
+{
+    for (int a = 0; a < 6; a++)
+        for (int b = 0; b < 6; b++) {
+            m[a][b] = 0.0;
+            for (int r = 0; r < 4; r++)
+                for (int q = 0; q < 4; q++)
+                    m[a][b] += fabs(wino_at[r][a]) * fabs(y[r][q]) * fabs(wino_at[q][b]);
+        }
+}
+
+// The 6×6 patch of channel ch of image i whose top-left output is (r0, q0),
+// zero outside the image.
+static void patch_of(const struct conv_case *k, const double *x, int i, int ch, int r0, int q0,
+                     double d[6][6])
+{
+    for (int y = 0; y < 6; y++)
+        for (int z = 0; z < 6; z++) {
+            int iy = r0 + y - k->pad, ix = q0 + z - k->pad;
+            int in = iy >= 0 && iy < k->h && ix >= 0 && ix < k->w;
+            d[y][z] = in ? x[((long)(i * k->c + ch) * k->h + iy) * k->w + ix] : 0.0;
+        }
+}
+
+// What bounds the error of output (r, q) of image i, filter o. The path
+// makes each output as a sum of products through its transforms, so the
+// rounding error is at most γ_n = n·u/(1 − n·u) (u = 2⁻²⁴) times the same
+// sums made with every matrix entry, datum and filter weight replaced by
+// its absolute value (Higham, "Accuracy and Stability of Numerical
+// Algorithms", §3.1 and §3.5), where n bounds the roundings on any one path
+// from an input to the output: c + 7 in the GEMM's sum over the channels
+// (rounded up to 8), 6 in the input transform (two passes of three), 1 in
+// the filters (made in double, rounded once), 8 in the output transform
+// (two passes of four), 1 for the bias; n = c + 24 with one to spare.
+static double winograd_bound(const struct conv_case *k, const double *x, const double *w,
+                             const double *b, int i, int o, int r, int q)
+{
+    int r0 = r / 4 * 4, q0 = q / 4 * 4;
+    double s = fabs(b[o]);
+    for (int ch = 0; ch < k->c; ch++) {
+        double d[6][6], v[6][6], u[6][6];
+        patch_of(k, x, i, ch, r0, q0, d);
+        abs_input(d, v);
+        abs_filter(w + (o * k->c + ch) * 9, u);
+        for (int a = 0; a < 6; a++)
+            for (int c = 0; c < 6; c++)
+                s += fabs(wino_at[r - r0][a]) * fabs(wino_at[q - q0][c]) * u[a][c] * v[a][c];
+    }
+    return s;
+}
+
+// Shapes around the path's blocks: outputs of 1 to 4 rows and columns past
+// the last whole tile, channels and filters not a multiple of 8, padding 0
+// to 2, one pixel; chunks of images (four of the book's second convolution
+// make one, so 80 images make runs of five: a chunk of four and one of
+// one), and an image of 49 tiles, a chunk to itself (32 make runs of two).
+static const struct conv_case winograd_shapes[] = {
+    {1, 1, 3, 3, 1, 3, 3, 1, 0},     {2, 7, 7, 7, 9, 3, 3, 1, 0},
+    {3, 17, 13, 13, 65, 3, 3, 1, 0}, {5, 32, 13, 13, 64, 3, 3, 1, 0},
+    {1, 8, 28, 28, 8, 3, 3, 1, 1},   {2, 3, 9, 20, 5, 3, 3, 1, 2},
+    {1, 9, 4, 127, 3, 3, 3, 1, 0},   {1, 2, 1, 1, 3, 3, 3, 1, 1},
+    {80, 2, 13, 13, 3, 3, 3, 1, 0},  {32, 3, 26, 26, 5, 3, 3, 1, 1},
+};
+enum { WINOGRAD_SHAPES = sizeof winograd_shapes / sizeof winograd_shapes[0] };
+
+// The forward against the double-precision definition, within the bound
+// above, on every ISA this CPU has (each has its own transforms, layout
+// loops and GEMM kernel).
+Test(conv, winograd_within_its_error_bound, .timeout = 120)
+{
+    const enum isa isas[] = {ISA_SCALAR, ISA_AVX2, ISA_AVX512, ISA_NEON};
+    const double unit = ldexp(1.0, -24);
+    for (int s = 0; s < WINOGRAD_SHAPES; s++) {
+        const struct conv_case *k = &winograd_shapes[s];
+        float *xf = filled(x_size(k), 2200 + s), *wf = filled(w_size(k), 2220 + s),
+              *bf = filled(k->oc, 2240 + s), *dyf = filled(y_size(k), 2260 + s);
+        double *x = widened(xf, x_size(k)), *w = widened(wf, w_size(k)), *b = widened(bf, k->oc);
+        double n = k->c + 24, gamma = n * unit / (1.0 - n * unit);
+        int oh = out_h(k), ow = out_w(k);
+        char shape[128];
+        describe(k, shape, sizeof shape);
+        for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
+            if (isa_force(isas[i]) != 0)
+                continue;
+            struct conv_result r = run_conv(k, CONV_WINOGRAD, PLAIN, xf, wf, bf, dyf);
+            for (int im = 0; im < k->n; im++)
+                for (int o = 0; o < k->oc; o++)
+                    for (int y = 0; y < oh; y++)
+                        for (int z = 0; z < ow; z++) {
+                            double want = conv_at(k, x, w, b, im, o, y, z);
+                            double tol = gamma * winograd_bound(k, x, w, b, im, o, y, z);
+                            float got = r.y[((long)(im * k->oc + o) * oh + y) * ow + z];
+                            cr_assert(fabs(got - want) <= tol,
+                                      "%s on %s: y[%d][%d][%d][%d] = %.9g, want %.9g (bound "
+                                      "%.3g)",
+                                      shape, isa_name(isas[i]), im, o, y, z, got, want, tol);
+                        }
+            result_free(&r);
+        }
+        free(xf);
+        free(wf);
+        free(bf);
+        free(dyf);
+        free(x);
+        free(w);
+        free(b);
+    }
+    isa_force(isa_best());
+}
+
+// The backward's bounds, made as the forward's: its sums with absolute
+// values, over every tile. dx (n×c×h×w) at pixel (y, z) of a tile's patch
+// gets Σ |Bᵀ|ᵀ (Σ_o |dM_o| ⊙ |U_o,ch|) |Bᵀ| from each tile whose patch holds
+// it; dw (oc×c×3×3) gets |G|ᵀ (Σ_tiles |V_ch| ⊙ |dM_o|) |G|.
+static void winograd_backward_bounds(const struct conv_case *k, const double *x,
+                                     const double *w, const double *dy, double *bx, double *bw)
+{
+    int oh = out_h(k), ow = out_w(k), ty = (oh + 3) / 4, tx = (ow + 3) / 4;
+    double(*u)[6][6] = malloc(sizeof *u * (size_t)(k->oc * k->c));
+    double(*dm)[6][6] = malloc(sizeof *dm * (size_t)k->oc);
+    double(*v)[6][6] = malloc(sizeof *v * (size_t)k->c);
+    double(*sum)[6][6] = calloc((size_t)(k->oc * k->c), sizeof *sum);
+    for (long j = 0; j < k->oc * k->c; j++)
+        abs_filter(w + j * 9, u[j]);
+    memset(bx, 0, sizeof(double) * (size_t)x_size(k));
+    for (int i = 0; i < k->n; i++)
+        for (int r0 = 0; r0 < 4 * ty; r0 += 4)
+            for (int q0 = 0; q0 < 4 * tx; q0 += 4) {
+                for (int o = 0; o < k->oc; o++) {
+                    double t[4][4];
+                    for (int r = 0; r < 4; r++)
+                        for (int q = 0; q < 4; q++)
+                            t[r][q] = r0 + r < oh && q0 + q < ow
+                                          ? dy[((long)(i * k->oc + o) * oh + r0 + r) * ow + q0 + q]
+                                          : 0.0;
+                    abs_output_backward(t, dm[o]);
+                }
+                for (int ch = 0; ch < k->c; ch++) {
+                    double d[6][6], dv[6][6] = {{0}};
+                    patch_of(k, x, i, ch, r0, q0, d);
+                    abs_input(d, v[ch]);
+                    for (int o = 0; o < k->oc; o++)
+                        for (int a = 0; a < 6; a++)
+                            for (int b = 0; b < 6; b++) {
+                                dv[a][b] += dm[o][a][b] * u[o * k->c + ch][a][b];
+                                sum[o * k->c + ch][a][b] += v[ch][a][b] * dm[o][a][b];
+                            }
+                    for (int y = 0; y < 6; y++)
+                        for (int z = 0; z < 6; z++) {
+                            int iy = r0 + y - k->pad, ix = q0 + z - k->pad;
+                            if (iy < 0 || iy >= k->h || ix < 0 || ix >= k->w)
+                                continue;
+                            double e = 0.0;
+                            for (int a = 0; a < 6; a++)
+                                for (int b = 0; b < 6; b++)
+                                    e += fabs(wino_bt[a][y]) * dv[a][b] * fabs(wino_bt[b][z]);
+                            bx[((long)(i * k->c + ch) * k->h + iy) * k->w + ix] += e;
+                        }
+                }
+            }
+    for (long j = 0; j < k->oc * k->c; j++)
+        for (int p = 0; p < 3; p++)
+            for (int q = 0; q < 3; q++) {
+                double e = 0.0;
+                for (int a = 0; a < 6; a++)
+                    for (int b = 0; b < 6; b++)
+                        e += fabs(wino_g[a][p]) * sum[j][a][b] * fabs(wino_g[b][q]);
+                bw[j * 9 + p * 3 + q] = e;
+            }
+    free(u);
+    free(dm);
+    free(v);
+    free(sum);
+}
+
+// The gradients from the definition, in double: dx = the full correlation
+// of dy with the filters turned round, dw = Σ over images and outputs of
+// dy times the input under the tap.
+static void conv_gradients(const struct conv_case *k, const double *x, const double *w,
+                           const double *dy, double *dx, double *dw)
+{
+    int oh = out_h(k), ow = out_w(k);
+    memset(dx, 0, sizeof(double) * (size_t)x_size(k));
+    memset(dw, 0, sizeof(double) * (size_t)w_size(k));
+    for (int i = 0; i < k->n; i++)
+        for (int o = 0; o < k->oc; o++)
+            for (int r = 0; r < oh; r++)
+                for (int q = 0; q < ow; q++) {
+                    double g = dy[((long)(i * k->oc + o) * oh + r) * ow + q];
+                    for (int ch = 0; ch < k->c; ch++)
+                        for (int u = 0; u < 3; u++)
+                            for (int v = 0; v < 3; v++) {
+                                int iy = r + u - k->pad, ix = q + v - k->pad;
+                                if (iy < 0 || iy >= k->h || ix < 0 || ix >= k->w)
+                                    continue;
+                                long at = ((long)(i * k->c + ch) * k->h + iy) * k->w + ix;
+                                long wt = ((long)(o * k->c + ch) * 3 + u) * 3 + v;
+                                dx[at] += w[wt] * g;
+                                dw[wt] += x[at] * g;
+                            }
+                }
+}
+
+// The backward against the definition, within the bounds above, on every
+// ISA this CPU has. The roundings on one path, as for the forward: for dx,
+// 4 in dM's transform (two passes of two), oc + 7 in the GEMM over the
+// filters, 1 in the filters, 6 in dV's transform (two of three), 3 where
+// four tiles' patches overlap, 1 if dx is added into; n = oc + 32 with some
+// to spare. For dw, 4 and 6 in the transforms of dY and x, the sum over the
+// run's tiles (at most all n·ty·tx of them), 8 in Gᵀ dU G (two passes of
+// three, and the rounded constants 1/6, 1/12, 1/24), 1 into the run's dw,
+// and the 16 runs added; n = n·ty·tx + 48.
+Test(conv, winograd_backward_within_its_error_bound, .timeout = 120)
+{
+    const enum isa isas[] = {ISA_SCALAR, ISA_AVX2, ISA_AVX512, ISA_NEON};
+    const double unit = ldexp(1.0, -24);
+    for (int s = 0; s < WINOGRAD_SHAPES; s++) {
+        const struct conv_case *k = &winograd_shapes[s];
+        float *xf = filled(x_size(k), 2300 + s), *wf = filled(w_size(k), 2320 + s),
+              *bf = filled(k->oc, 2340 + s), *dyf = filled(y_size(k), 2360 + s);
+        double *x = widened(xf, x_size(k)), *w = widened(wf, w_size(k)),
+               *dy = widened(dyf, y_size(k));
+        double *dx = malloc(sizeof(double) * (size_t)x_size(k)),
+               *dw = malloc(sizeof(double) * (size_t)w_size(k)),
+               *bx = malloc(sizeof(double) * (size_t)x_size(k)),
+               *bw = malloc(sizeof(double) * (size_t)w_size(k));
+        conv_gradients(k, x, w, dy, dx, dw);
+        winograd_backward_bounds(k, x, w, dy, bx, bw);
+        long tiles = (long)k->n * ((out_h(k) + 3) / 4) * ((out_w(k) + 3) / 4);
+        double nx = k->oc + 32, nw = (double)tiles + 48;
+        double gx = nx * unit / (1.0 - nx * unit), gw = nw * unit / (1.0 - nw * unit);
+        char shape[128];
+        describe(k, shape, sizeof shape);
+        for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
+            if (isa_force(isas[i]) != 0)
+                continue;
+            struct conv_result r = run_conv(k, CONV_WINOGRAD, PLAIN, xf, wf, bf, dyf);
+            for (long j = 0; j < x_size(k); j++)
+                cr_assert(fabs(r.dx[j] - dx[j]) <= gx * bx[j],
+                          "%s on %s: dx[%ld] = %.9g, want %.9g (bound %.3g)", shape,
+                          isa_name(isas[i]), j, r.dx[j], dx[j], gx * bx[j]);
+            for (long j = 0; j < w_size(k); j++)
+                cr_assert(fabs(r.dw[j] - dw[j]) <= gw * bw[j],
+                          "%s on %s: dw[%ld] = %.9g, want %.9g (bound %.3g)", shape,
+                          isa_name(isas[i]), j, r.dw[j], dw[j], gw * bw[j]);
+            result_free(&r);
+        }
+        free(xf);
+        free(wf);
+        free(bf);
+        free(dyf);
+        free(x);
+        free(w);
+        free(dy);
+        free(dx);
+        free(dw);
+        free(bx);
+        free(bw);
+    }
+    isa_force(isa_best());
+}
+
+// Each ISA's transforms of one tile against the matrices in double, within
+// the bounds of the comments above (a transform's abs sum times γ of its
+// roundings, 8 with some to spare), and each backward transform the
+// transpose of its forward: ⟨T a, b⟩ = ⟨a, Tᵀ b⟩.
+static double dot(const float *a, const float *b, long n)
+{
+    double s = 0.0;
+    for (long i = 0; i < n; i++)
+        s += (double)a[i] * b[i];
+    return s;
+}
+
+static double abs_dot(const float *a, const float *b, long n)
+{
+    double s = 0.0;
+    for (long i = 0; i < n; i++)
+        s += fabs((double)a[i] * b[i]);
+    return s;
+}
+
+Test(conv, winograd_transforms_and_their_transposes)
+{
+    enum { CP = 16, ROW = 7 * CP, VS = CP + 8 };  // a patch row of 7 pixels; rows of V apart
+    const enum isa isas[] = {ISA_SCALAR, ISA_AVX2, ISA_AVX512, ISA_NEON};
+    const double unit = ldexp(1.0, -24), gamma = 8 * unit / (1 - 8 * unit);
+    float *d = filled(6 * ROW, 2400), *v = filled(36 * VS, 2401), *y = filled(4 * ROW, 2402);
+    float *du = filled(36 * VS, 2403);
+    for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
+        const struct wino_kernels *kern = wino_kernels(isas[i]);
+        if (isa_force(isas[i]) != 0)
+            continue;
+        const char *name = isa_name(isas[i]);
+        static float tv[36 * VS], ty[4 * ROW], tm[36 * VS], td[6 * ROW];
+        memset(tv, 0, sizeof tv);
+        memset(ty, 0, sizeof ty);
+        memset(tm, 0, sizeof tm);
+        memset(td, 0, sizeof td);
+        kern->input(d, ROW, CP, tv, VS);
+        kern->output(v, VS, CP, ty, ROW);
+        kern->output_backward(y, ROW, CP, tm, VS);
+        kern->input_backward(v, VS, CP, td, ROW);
+        for (int c = 0; c < CP; c++) {
+            // V = Bᵀ d B and Y = Aᵀ m A, element by element.
+            for (int a = 0; a < 6; a++)
+                for (int b = 0; b < 6; b++) {
+                    double want = 0.0, bound = 0.0;
+                    for (int p = 0; p < 6; p++)
+                        for (int q = 0; q < 6; q++) {
+                            double t = wino_bt[a][p] * d[p * ROW + q * CP + c] * wino_bt[b][q];
+                            want += t;
+                            bound += fabs(t);
+                        }
+                    cr_assert(fabs(tv[(a * 6 + b) * VS + c] - want) <= gamma * bound,
+                              "%s input: v[%d][%d][%d] = %.9g, want %.9g", name, a, b, c,
+                              tv[(a * 6 + b) * VS + c], want);
+                }
+            for (int r = 0; r < 4; r++)
+                for (int q = 0; q < 4; q++) {
+                    double want = 0.0, bound = 0.0;
+                    for (int a = 0; a < 6; a++)
+                        for (int b = 0; b < 6; b++) {
+                            double t = wino_at[r][a] * v[(a * 6 + b) * VS + c] * wino_at[q][b];
+                            want += t;
+                            bound += fabs(t);
+                        }
+                    cr_assert(fabs(ty[r * ROW + q * CP + c] - want) <= gamma * bound,
+                              "%s output: y[%d][%d][%d] = %.9g, want %.9g", name, r, q, c,
+                              ty[r * ROW + q * CP + c], want);
+                }
+        }
+        // dM = A dY Aᵀ and d += B dV Bᵀ, element by element.
+        for (int c = 0; c < CP; c++) {
+            for (int a = 0; a < 6; a++)
+                for (int b = 0; b < 6; b++) {
+                    double want = 0.0, bound = 0.0;
+                    for (int r = 0; r < 4; r++)
+                        for (int q = 0; q < 4; q++) {
+                            double t = wino_at[r][a] * y[r * ROW + q * CP + c] * wino_at[q][b];
+                            want += t;
+                            bound += fabs(t);
+                        }
+                    cr_assert(fabs(tm[(a * 6 + b) * VS + c] - want) <= gamma * bound,
+                              "%s output_backward: m[%d][%d][%d] = %.9g, want %.9g", name, a, b,
+                              c, tm[(a * 6 + b) * VS + c], want);
+                }
+            for (int p = 0; p < 6; p++)
+                for (int q = 0; q < 6; q++) {
+                    double want = 0.0, bound = 0.0;
+                    for (int a = 0; a < 6; a++)
+                        for (int b = 0; b < 6; b++) {
+                            double t = wino_bt[a][p] * v[(a * 6 + b) * VS + c] * wino_bt[b][q];
+                            want += t;
+                            bound += fabs(t);
+                        }
+                    cr_assert(fabs(td[p * ROW + q * CP + c] - want) <= gamma * bound,
+                              "%s input_backward: d[%d][%d][%d] = %.9g, want %.9g", name, p, q, c,
+                              td[p * ROW + q * CP + c], want);
+                }
+        }
+        // ⟨output(v), y⟩ = ⟨v, output_backward(y)⟩, ⟨input(d), v⟩ = ⟨d,
+        // input_backward(v)⟩, over the floats each touches (the gaps
+        // between rows are zero in both).
+        double lhs = dot(ty, y, 4 * ROW), rhs = dot(v, tm, 36 * VS);
+        double scale = abs_dot(ty, y, 4 * ROW) + abs_dot(v, tm, 36 * VS);
+        cr_assert(fabs(lhs - rhs) <= 2 * gamma * scale, "%s: output_backward is not output's "
+                  "transpose: %.9g against %.9g", name, lhs, rhs);
+        lhs = dot(tv, v, 36 * VS);
+        rhs = dot(d, td, 6 * ROW);
+        scale = abs_dot(tv, v, 36 * VS) + abs_dot(d, td, 6 * ROW);
+        cr_assert(fabs(lhs - rhs) <= 2 * gamma * scale, "%s: input_backward is not input's "
+                  "transpose: %.9g against %.9g", name, lhs, rhs);
+        // dg += Gᵀ du G, for 13 channels (one vector and five), their 3×3s
+        // side by side; past them nothing written.
+        static float dg[14 * 9];
+        for (int j = 0; j < 14 * 9; j++)
+            dg[j] = 1.0f;
+        kern->filter_backward(du, VS, 13, dg);
+        for (int c = 0; c < 13; c++)
+            for (int p = 0; p < 3; p++)
+                for (int q = 0; q < 3; q++) {
+                    double want = 1.0, bound = 1.0;
+                    for (int a = 0; a < 6; a++)
+                        for (int b = 0; b < 6; b++) {
+                            double t = wino_g[a][p] * du[(a * 6 + b) * VS + c] * wino_g[b][q];
+                            want += t;
+                            bound += fabs(t);
+                        }
+                    float got = dg[c * 9 + p * 3 + q];
+                    cr_assert(fabs(got - want) <= gamma * bound,
+                              "%s filter_backward: channel %d tap %d,%d = %.9g, want %.9g", name,
+                              c, p, q, got, want);
+                }
+        for (int j = 13 * 9; j < 14 * 9; j++)
+            cr_assert_eq(dg[j], 1.0f, "%s filter_backward wrote past its channels", name);
+    }
+    isa_force(isa_best());
+    free(d);
+    free(v);
+    free(y);
+    free(du);
+}
+
+// The layout changes copy floats: each ISA's gives the plain loop's bits,
+// for widths with and without a tail of fewer than 8 pixels, channel
+// counts with and without a tail of fewer than 8, written or added, and
+// writes nothing outside the pixels and planes it names.
+Test(conv, winograd_layouts_equal_the_plain_loops)
+{
+    const enum isa isas[] = {ISA_AVX2, ISA_AVX512, ISA_NEON};
+    const int sizes[][3] = {{1, 1, 1}, {8, 3, 8}, {13, 13, 32}, {11, 11, 20}, {2, 17, 9},
+                            {5, 24, 16}};
+    for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
+        if (isa_force(isas[i]) != 0)
+            continue;
+        const struct wino_kernels *kern = wino_kernels(isas[i]);
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+            int h = sizes[s][0], w = sizes[s][1], c = sizes[s][2], off = (int)s % 3;
+            int cp = (c + 7) / 8 * 8, wp = w + 2 * off + 1, hp = h + 2 * off;
+            long cs = (long)h * w + 3, px_size = (long)hp * wp * cp, pl_size = c * cs;
+            float *planes = filled(pl_size, 2500 + s);
+            float *want = filled(px_size, 2510 + s), *got = copy_of(want, px_size);
+            int done = kern->to_pixels(0, c, h, w, planes, cs, got, wp, cp, off);
+            wino_to_pixels_scalar(done, c, h, w, planes, cs, got, wp, cp, off);
+            wino_to_pixels_scalar(0, c, h, w, planes, cs, want, wp, cp, off);
+            cr_assert_eq(first_difference(want, got, px_size), -1,
+                         "%s to_pixels, %d×%d×%d: float %ld differs", isa_name(isas[i]), h, w,
+                         c, first_difference(want, got, px_size));
+            for (int add = 0; add < 2; add++) {
+                float *pw = filled(pl_size, 2520 + s), *pg = copy_of(pw, pl_size);
+                done = kern->to_planes(0, c, h, w, want, wp, cp, off, pg, cs, add);
+                wino_to_planes_scalar(done, c, h, w, want, wp, cp, off, pg, cs, add);
+                wino_to_planes_scalar(0, c, h, w, want, wp, cp, off, pw, cs, add);
+                cr_assert_eq(first_difference(pw, pg, pl_size), -1,
+                             "%s to_planes (add %d), %d×%d×%d: float %ld differs",
+                             isa_name(isas[i]), add, h, w, c, first_difference(pw, pg, pl_size));
+                free(pw);
+                free(pg);
+            }
+            free(planes);
+            free(want);
+            free(got);
+        }
+    }
+    isa_force(isa_best());
+}
+
 Test(conv, choose_parse_and_name_paths)
 {
-    // By shape: 1×1 → 1x1; 3×3 stride 1 over ≤ 4 channels → direct; stride
-    // 1 without padding → implicit; else im2col.
+    // By shape: 1×1 → 1x1; 3×3 stride 1 over ≤ 4 channels → direct, over
+    // more → winograd; stride 1 without padding → implicit; else im2col.
     cr_assert_eq(conv_choose(CONV_AUTO, 32, 13, 13, 64, 1, 1, 1, 0), CONV_1X1);
     cr_assert_eq(conv_choose(CONV_AUTO, 1, 28, 28, 32, 3, 3, 1, 0), CONV_DIRECT);
     cr_assert_eq(conv_choose(CONV_AUTO, 4, 28, 28, 32, 3, 3, 1, 1), CONV_DIRECT);
-    cr_assert_eq(conv_choose(CONV_AUTO, 32, 13, 13, 64, 3, 3, 1, 0), CONV_IMPLICIT);
-    cr_assert_eq(conv_choose(CONV_AUTO, 32, 13, 13, 64, 3, 3, 1, 1), CONV_IM2COL);
+    cr_assert_eq(conv_choose(CONV_AUTO, 32, 13, 13, 64, 3, 3, 1, 0), CONV_WINOGRAD);
+    cr_assert_eq(conv_choose(CONV_AUTO, 32, 13, 13, 64, 3, 3, 1, 1), CONV_WINOGRAD);
+    cr_assert_eq(conv_choose(CONV_AUTO, 32, 13, 13, 64, 3, 3, 2, 0), CONV_IM2COL);
+    cr_assert_eq(conv_choose(CONV_AUTO, 32, 13, 13, 64, 5, 5, 1, 0), CONV_IMPLICIT);
+    cr_assert_eq(conv_choose(CONV_AUTO, 32, 13, 13, 64, 3, 3, 2, 1), CONV_IM2COL);
     cr_assert_eq(conv_choose(CONV_AUTO, 1, 28, 28, 32, 3, 3, 2, 0), CONV_IM2COL);
     cr_assert_eq(conv_choose(CONV_AUTO, 1, 28, 28, 32, 5, 5, 1, 2), CONV_IM2COL);
     cr_assert_eq(conv_choose(CONV_AUTO, 3, 28, 28, 32, 1, 1, 2, 0), CONV_IM2COL);
@@ -1693,6 +2200,9 @@ Test(conv, choose_parse_and_name_paths)
     cr_assert_eq(conv_choose(CONV_1X1, 32, 13, 13, 64, 3, 3, 1, 0), CONV_IM2COL);
     cr_assert_eq(conv_choose(CONV_IM2COL, 32, 13, 13, 64, 1, 1, 1, 0), CONV_IM2COL);
     cr_assert_eq(conv_choose(CONV_IMPLICIT, 3, 28, 28, 32, 5, 5, 2, 1), CONV_IMPLICIT);
+    cr_assert_eq(conv_choose(CONV_WINOGRAD, 1, 28, 28, 32, 3, 3, 1, 0), CONV_WINOGRAD);
+    cr_assert_eq(conv_choose(CONV_WINOGRAD, 3, 28, 28, 32, 5, 5, 1, 2), CONV_IMPLICIT);
+    cr_assert_eq(conv_choose(CONV_WINOGRAD, 3, 28, 28, 32, 3, 3, 2, 1), CONV_IMPLICIT);
     // The path is the tape's: two tapes in one program keep their own.
     struct tape_config direct = tape_config_default(), im2col = direct;
     direct.conv = CONV_DIRECT;
@@ -1704,15 +2214,15 @@ Test(conv, choose_parse_and_name_paths)
     tape_free(a);
     tape_free(b);
     tape_free(c);
-    const char *names[] = {"auto", "im2col", "1x1", "direct", "implicit"};
-    for (int p = 0; p < 5; p++) {
+    const char *names[] = {"auto", "im2col", "1x1", "direct", "implicit", "winograd"};
+    for (int p = 0; p < 6; p++) {
         enum conv_path got;
         cr_assert_eq(conv_parse_path(names[p], &got), 0);
         cr_assert_eq(got, (enum conv_path)p);
         cr_assert_str_eq(conv_path_name(got), names[p]);
     }
     enum conv_path got = CONV_DIRECT;
-    cr_assert_eq(conv_parse_path("winograd", &got), -1);
+    cr_assert_eq(conv_parse_path("fft", &got), -1);
     cr_assert_eq(conv_parse_path(NULL, &got), -1);
     cr_assert_eq(got, CONV_DIRECT);
 }
@@ -1911,9 +2421,10 @@ Test(conv, same_bits_on_one_and_two_threads)
     enum { N = 37 };  // runs of two and three images for dW, on either count
     float *images = filled((long)N * 12 * 11, 77);
     int threads = omp_get_max_threads();
-    const enum conv_path paths[] = {CONV_AUTO, CONV_IM2COL, CONV_1X1, CONV_DIRECT};
-    for (int pf = 0; pf < 8; pf++) {
-        int p = pf % 4, fused = pf / 4;
+    const enum conv_path paths[] = {CONV_AUTO,   CONV_IM2COL,   CONV_1X1,
+                                    CONV_DIRECT, CONV_IMPLICIT, CONV_WINOGRAD};
+    for (int pf = 0; pf < 12; pf++) {
+        int p = pf % 6, fused = pf / 6;
         static float grads[2][6][8 * 6 * 9];
         memset(grads, 0, sizeof grads);
         for (int run = 0; run < 2; run++) {

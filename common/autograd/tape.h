@@ -45,7 +45,7 @@ enum { NEEDS_IN0 = 1, NEEDS_IN1 = 2, NEEDS_IN2 = 4, NEEDS_OUT = 8 };
 
 // How the convolutions of common/conv compute (conv.h says what each path
 // does). The choice is the tape's, so it is declared here, below conv.h.
-enum conv_path { CONV_AUTO, CONV_IM2COL, CONV_1X1, CONV_DIRECT, CONV_IMPLICIT };
+enum conv_path { CONV_AUTO, CONV_IM2COL, CONV_1X1, CONV_DIRECT, CONV_IMPLICIT, CONV_WINOGRAD };
 
 // Where a step's tensors live (memory.h says how):
 //   arena    one cursor through blocks kept from step to step; nothing is

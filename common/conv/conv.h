@@ -24,8 +24,12 @@
 //   direct  a 3×3 kernel in SIMD registers, no copy (stride 1)
 //   implicit  im2col's GEMMs with the col matrix never written: the GEMM
 //           packs its panels straight from the images (conv_implicit.h)
+//   winograd  a 3×3 at stride 1 in four times fewer multiplications, F(4×4,
+//           3×3): 36 GEMMs over transformed tiles (conv_winograd.h), and
+//           its backward back through the same transforms
 
-// "auto", "im2col", "1x1", "direct", "implicit"; 0 and *out set, or -1.
+// "auto", "im2col", "1x1", "direct", "implicit", "winograd"; 0 and *out
+// set, or -1.
 int conv_parse_path(const char *name, enum conv_path *out);
 const char *conv_path_name(enum conv_path p);
 // The names above in enum order, then NULL (for a flag's list of choices).
@@ -36,7 +40,7 @@ struct flag conv_path_flag(int *path);
 struct flag conv_paths_flag(struct flag_list *paths);
 // The path op_conv2d takes for this shape when the tape wants `want`: by
 // shape for CONV_AUTO; a path that cannot take the shape (direct with a 5×5
-// filter) falls back to im2col.
+// filter) falls back to im2col (winograd to implicit).
 enum conv_path conv_choose(enum conv_path want, int c, int h, int w, int oc, int kh, int kw,
                            int stride, int pad);
 

@@ -1,12 +1,13 @@
-// The convolution as one tape node, four ways (conv.h): im2col + GEMM, the
-// 1×1 GEMM on x in place, the direct 3×3 kernel, and the implicit GEMM (the
-// im2col path's GEMMs with no col matrix, conv_implicit.h). The backward of
-// all four goes through the GEMMs of the im2col path, but for the direct
-// path's dW, which its own kernel makes (conv_direct.h), and the implicit
-// path's dW, which packs COLᵀ from x as its forward packs COL, and its dx,
-// whose GEMM goes a few micro-panels at a time, each image added into dx
-// as soon as it is whole. Optionally fused with ReLU, or with ReLU and 2×2
-// max pooling (op_conv2d_relu_maxpool2).
+// The convolution as one tape node, five ways (conv.h): im2col + GEMM, the
+// 1×1 GEMM on x in place, the direct 3×3 kernel, the implicit GEMM (the
+// im2col path's GEMMs with no col matrix, conv_implicit.h) and Winograd's
+// F(4×4, 3×3) (conv_winograd.h), whose backward goes back through its own
+// transforms. The backward of the others goes through the GEMMs of the
+// im2col path, but for the direct path's dW, which its own kernel makes
+// (conv_direct.h), and the implicit path's dW, which packs COLᵀ from x as
+// its forward packs COL, and its dx, whose GEMM goes a few micro-panels at
+// a time, each image added into dx as soon as it is whole. Optionally fused
+// with ReLU, or with ReLU and 2×2 max pooling (op_conv2d_relu_maxpool2).
 //
 // Threads. Images are independent. The batch is cut into GROUPS fixed runs
 // of images (fixed by n, never by the thread count), and each run goes to
@@ -54,6 +55,7 @@
 #include "conv.h"
 #include "conv_direct.h"
 #include "conv_implicit.h"
+#include "conv_winograd.h"
 #include "pool_row.h"
 #include "vec.h"
 
@@ -254,6 +256,21 @@ static int forward_run(const struct conv_dims *d, const struct gemm_backend *be,
 }
 // end listing
 
+// The Winograd path's epilogue: image_out for each image as
+// conv_winograd_forward finishes it (conv_image_fn).
+struct winograd_done {
+    const struct conv_dims *d;
+    const float *bias;
+    const struct conv_out *o;
+    int first;
+};
+
+static void winograd_image_out(void *ctx, int image, const float *out)
+{
+    struct winograd_done *c = ctx;
+    image_out(c->d, out, c->d->P, c->bias, c->o, c->first + image);
+}
+
 // The filters turned round for the fused direct kernel (conv_direct.h):
 // kt[((ch·3 + u)·3 + v)·oc + o] = w[o][ch][u][v].
 static float *turned_filters(struct tape *t, const struct conv_dims *d, const float *w)
@@ -316,7 +333,26 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
     struct conv_out o = {y->data, pool ? at : NULL, relu, keep_mask_bits ? at : NULL, v,
                          relu_pool_plane_kernel(cfg->isa)};
     int failed = 0;
-    if (path == CONV_IM2COL || path == CONV_IMPLICIT) {
+    if (path == CONV_WINOGRAD) {
+        // The filters transformed once, then runs of images as above, each
+        // thread with its own scratch.
+        struct conv_geom geom = geom_of(&d);
+        long per_thread = conv_winograd_scratch(&geom, d.oc);
+        float *u = tape_scratch(t, sizeof(float) * (size_t)conv_winograd_filters_floats(d.c, d.oc));
+        float *scratch =
+            tape_scratch(t, sizeof(float) * (size_t)(omp_get_max_threads() * per_thread));
+        if (!u || !scratch)
+            return tape_fail(t, "%s: out of memory for the Winograd transforms", op);
+        conv_winograd_filters(w->data, d.oc, d.c, u);
+#pragma omp parallel for schedule(static)
+        for (int g = 0; g < GROUPS; g++) {
+            int first = group_first(g, d.n), m = group_first(g + 1, d.n) - first;
+            struct winograd_done done = {&d, bias->data, &o, first};
+            conv_winograd_forward(&geom, x->data + first * xs, xs, m, u, d.oc, cfg->isa,
+                                  scratch + omp_get_thread_num() * per_thread,
+                                  winograd_image_out, &done);
+        }
+    } else if (path == CONV_IM2COL || path == CONV_IMPLICIT) {
         // Runs of images (forward_run), each thread with its own scratch:
         // the col matrix (im2col alone) and the GEMM's output.
         int implicit = path == CONV_IMPLICIT;
@@ -405,6 +441,8 @@ struct conv_back {
     const unsigned char *code;  // the pooling's codes; y and dy are pooled; or NULL
     conv_dw_fn *dw_kernel;      // the direct path's dW, or NULL: dW by GEMM
     int implicit;               // 1: dW by the implicit GEMM (conv_implicit_dw)
+    const float *u;             // the Winograd path's transformed filters, or NULL
+    enum isa isa;
     relu_pool_plane_backward_fn *unpool;  // the pooling's backward, a plane at a time
     const struct gemm_backend *be;
     const struct vec_kernels *vec;
@@ -507,6 +545,13 @@ static int backward_run(const struct conv_back *b, int g, float *col, float *dy)
     }
     if (b->dw_kernel)
         dw = NULL;  // done
+    if (b->u) {
+        // dW and dx through the transforms of the forward (conv_winograd.h).
+        struct conv_geom geom = geom_of(d);
+        conv_winograd_backward(&geom, b->x + first * xs, xs, m, dy, ld, b->u, d->oc, b->isa, dw,
+                               b->dx ? b->dx + first * xs : NULL, b->dx_beta, col);
+        return 0;
+    }
     if (b->implicit) {
         // COLᵀ's micro-panels packed from x: no col matrix for dW. DCOL an
         // image at a time into col, each added into dx while it is in L2.
@@ -570,6 +615,7 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
                                            ? conv_dw_kernel(cfg->isa)
                                            : NULL,
                           .implicit = path == CONV_IMPLICIT,
+                          .isa = cfg->isa,
                           .unpool = relu_pool_plane_backward_kernel(cfg->isa),
                           .be = cfg->gemm,
                           .vec = vec_kernels(cfg->isa),
@@ -582,10 +628,11 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
     float *dbias = bias->requires_grad ? tape_grad(t, bias) : NULL;
     b.dx = NULL;
     if (x->requires_grad) {
-        // The implicit path writes a fresh dx image by image, while each is
-        // in cache; the other paths add into it, so it starts at zero.
+        // The implicit and Winograd paths write a fresh dx image by image,
+        // while each is in cache; the other paths add into it, so it starts
+        // at zero.
         b.dx = tape_grad_write(t, x, &b.dx_beta);
-        if (b.dx && !b.implicit && b.dx_beta == 0.0f) {
+        if (b.dx && !b.implicit && path != CONV_WINOGRAD && b.dx_beta == 0.0f) {
             memset(b.dx, 0, sizeof(float) * (size_t)x->size);
             b.dx_beta = 1.0f;
         }
@@ -595,9 +642,19 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
         return -1;
     b.run_p = longest_run(d->n) * d->P;
     int threads = omp_get_max_threads();
-    // The run's col matrix (implicit: a window of DCOL), then DY.
+    // The run's col matrix (implicit: a window of DCOL; Winograd: its
+    // scratch), then DY. The Winograd path's filters, transformed once.
     struct conv_geom geom = geom_of(d);
-    long col_floats = b.implicit ? conv_implicit_dx_scratch(&geom) : d->K * b.run_p;
+    long col_floats = path == CONV_WINOGRAD ? conv_winograd_backward_scratch(&geom, d->oc)
+                      : b.implicit          ? conv_implicit_dx_scratch(&geom)
+                                            : d->K * b.run_p;
+    if (path == CONV_WINOGRAD) {
+        float *u = scratch(t, node->op, 1, conv_winograd_filters_floats(d->c, d->oc));
+        if (!u)
+            return -1;
+        conv_winograd_filters(b.w, d->oc, d->c, u);
+        b.u = u;
+    }
     long per_thread = col_floats + d->oc * b.run_p;
     b.dw_run = scratch(t, node->op, dw != NULL, GROUPS * d->oc * d->K);
     b.db_run = scratch(t, node->op, dbias != NULL, GROUPS * d->oc);

@@ -45,7 +45,8 @@
 // An epoch of Fashion-MNIST or MNIST: the unit every time is reported in.
 enum { EPOCH_IMAGES = 60000, WARMUP_STEPS = 3 };
 
-static const enum conv_path paths[] = {CONV_IM2COL, CONV_IMPLICIT, CONV_DIRECT, CONV_AUTO};
+static const enum conv_path paths[] = {CONV_IM2COL, CONV_IMPLICIT, CONV_DIRECT, CONV_WINOGRAD,
+                                       CONV_AUTO};
 
 // The network's layers, with the shape of their input (NCHW, or b×in). The
 // network runs each convolution, its ReLU and its pooling as one op
@@ -532,7 +533,7 @@ static int parse(int argc, char **argv, struct options *o)
     fl.help = "only N threads (default: 1 and 2)";
     flags_add(&f, fl);
     fl = conv_paths_flag(&o->convs);
-    fl.help = "only these paths (default: im2col, implicit, direct, auto)";
+    fl.help = "only these paths (default: im2col, implicit, direct, winograd, auto)";
     flags_add(&f, fl);
     flags_add(&f, flag_isa(&isa));
     fl = flag_reps(&o->reps);

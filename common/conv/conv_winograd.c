@@ -1,0 +1,532 @@
+// The Winograd path (conv_winograd.h): F(4×4, 3×3), forward and backward,
+// with its transforms in plain loops; the AVX2 ones are in
+// conv_winograd_avx2.c.
+//
+// Layout. The transforms work on channels side by side: each image is
+// copied into a padded block of pixels (h×w×c, a pixel's channels next to
+// each other), so that one step of a transform takes eight channels of the
+// same pixel, a vector. V_ξ is tiles × cp, row-major: the GEMM reads it as
+// A where it lies. U_ξ is cp × ocp, its B, read in place. M_ξ comes out
+// tiles × ocp, and the output transform writes an image as pixels of ocp
+// floats, which one transpose makes the oc planes of NCHW. The channel
+// counts are rounded up to whole vectors (cp, ocp) with zero channels and
+// zero filters, which add nothing.
+//
+// Chunks. A chunk of whole images, about TILES tiles, goes through the
+// three steps together: its V and M (36 · tiles · (cp + ocp) floats, 500 KB
+// for the book's second convolution) stay in L2 between the transforms and
+// the GEMMs, and each GEMM has tiles rows, enough to keep the micro-kernel
+// busy.
+#include "conv_winograd.h"
+
+#include <string.h>
+
+#include "gemm.h"
+
+enum { LANES = 8, TILES = 36 };
+
+static int round_up(int v, int to)
+{
+    return (v + to - 1) / to * to;
+}
+
+int conv_winograd_takes(int kh, int kw, int stride)
+{
+    return kh == 3 && kw == 3 && stride == 1;
+}
+
+// ---------------------------------------------------------------------------
+// The filters.
+
+long conv_winograd_filters_floats(int c, int oc)
+{
+    return 2 * 36L * round_up(c, LANES) * round_up(oc, LANES);
+}
+
+// listing: winograd_filter
+// U = G g Gᵀ for one 3×3 filter g: 36 floats, u[a·6 + b]. G's rows
+// interpolate g at the points 0, 1, −1, 2, −2 and ∞ of Lavin and Gray's
+// F(4×4, 3×3); made in double and rounded once.
+static const double G[6][3] = {
+    {1.0 / 4, 0, 0},
+    {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+    {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+    {1.0 / 24, 1.0 / 12, 1.0 / 6},
+    {1.0 / 24, -1.0 / 12, 1.0 / 6},
+    {0, 0, 1},
+};
+
+static void filter_transform(const float *g, float *u)
+{
+    double gg[6][3];  // G g
+    for (int a = 0; a < 6; a++)
+        for (int j = 0; j < 3; j++)
+            gg[a][j] = G[a][0] * g[j] + G[a][1] * g[3 + j] + G[a][2] * g[6 + j];
+    for (int a = 0; a < 6; a++)
+        for (int b = 0; b < 6; b++)
+            u[a * 6 + b] = (float)(gg[a][0] * G[b][0] + gg[a][1] * G[b][1] + gg[a][2] * G[b][2]);
+}
+// end listing
+
+void conv_winograd_filters(const float *w, int oc, int c, float *u)
+{
+    int cp = round_up(c, LANES), ocp = round_up(oc, LANES);
+    long half = 36L * cp * ocp;
+    float *ut = u + half;
+    memset(u, 0, sizeof(float) * (size_t)(2 * half));
+#pragma omp parallel for schedule(static)
+    for (int o = 0; o < oc; o++)
+        for (int ch = 0; ch < c; ch++) {
+            float t[36];
+            filter_transform(w + ((long)o * c + ch) * 9, t);
+            for (int xi = 0; xi < 36; xi++) {
+                u[((long)xi * cp + ch) * ocp + o] = t[xi];
+                ut[((long)xi * ocp + o) * cp + ch] = t[xi];
+            }
+        }
+}
+
+// ---------------------------------------------------------------------------
+// The transforms of one tile, in plain loops (conv_winograd.h). Each row of
+// a matrix has at most five terms, grouped so that its sums are shared:
+//   Bᵀ = [4 0 −5 0 1 0; 0 −4 −4 1 1 0; 0 4 −4 −1 1 0;
+//         0 −2 −1 2 1 0; 0 2 −1 −2 1 0; 0 4 0 −5 0 1]
+//   Aᵀ = [1 1 1 1 1 0; 0 1 −1 2 −2 0; 0 1 1 4 4 0; 0 1 −1 8 −8 1]
+// Each transform applies its matrix down the columns of the tile, then
+// along the rows of the result, LANES channels at a time.
+
+// listing: winograd_input
+// t = Bᵀ d: six rows of a patch's column (d[0], d[s], … d[5s]) into six.
+static void bt_column(const float *d, long s, float *t, long ts)
+{
+    for (int l = 0; l < LANES; l++) {
+        float d0 = d[l], d1 = d[s + l], d2 = d[2 * s + l], d3 = d[3 * s + l],
+              d4 = d[4 * s + l], d5 = d[5 * s + l];
+        t[l] = 4 * d0 - 5 * d2 + d4;
+        t[ts + l] = -4 * (d1 + d2) + d3 + d4;
+        t[2 * ts + l] = 4 * (d1 - d2) - d3 + d4;
+        t[3 * ts + l] = 2 * (d3 - d1) - d2 + d4;
+        t[4 * ts + l] = 2 * (d1 - d3) - d2 + d4;
+        t[5 * ts + l] = 4 * d1 - 5 * d3 + d5;
+    }
+}
+
+// V = Bᵀ d B: down the patch's six columns, then along the six rows of t.
+void wino_input_scalar(const float *d, long row, int cp, float *v, long vs)
+{
+    for (int c0 = 0; c0 < cp; c0 += LANES) {
+        float t[6][6][LANES];  // t[a][col] = (Bᵀ d)[a][col]
+        for (int col = 0; col < 6; col++)
+            bt_column(d + col * cp + c0, row, t[0][col], 6 * LANES);
+        for (int a = 0; a < 6; a++)
+            bt_column(t[a][0], LANES, v + a * 6 * vs + c0, vs);
+    }
+}
+// end listing
+
+// listing: winograd_output
+// y = Aᵀ m: six rows into four.
+static void at_column(const float *m, long s, float *y, long ys)
+{
+    for (int l = 0; l < LANES; l++) {
+        float m0 = m[l], m1 = m[s + l], m2 = m[2 * s + l], m3 = m[3 * s + l],
+              m4 = m[4 * s + l], m5 = m[5 * s + l];
+        y[l] = m0 + (m1 + m2) + (m3 + m4);
+        y[ys + l] = (m1 - m2) + 2 * (m3 - m4);
+        y[2 * ys + l] = (m1 + m2) + 4 * (m3 + m4);
+        y[3 * ys + l] = (m1 - m2) + 8 * (m3 - m4) + m5;
+    }
+}
+
+// Y = Aᵀ m A: down the six columns of the 6×6, then along the four rows.
+void wino_output_scalar(const float *m, long ms, int cp, float *y, long row)
+{
+    for (int c0 = 0; c0 < cp; c0 += LANES) {
+        float t[4][6][LANES];  // t[r][b] = (Aᵀ m)[r][b]
+        for (int b = 0; b < 6; b++)
+            at_column(m + b * ms + c0, 6 * ms, t[0][b], 6 * LANES);
+        for (int r = 0; r < 4; r++)
+            at_column(t[r][0], LANES, y + r * row + c0, cp);
+    }
+}
+// end listing
+
+// The backward's transforms are the transposes of the forward's.
+// m = A y: four rows into six (A is Aᵀ's transpose, 6×4).
+static void a_column(const float *y, long s, float *m, long ms)
+{
+    for (int l = 0; l < LANES; l++) {
+        float y0 = y[l], y1 = y[s + l], y2 = y[2 * s + l], y3 = y[3 * s + l];
+        float even = y0 + y2, odd = y1 + y3, e4 = y0 + 4 * y2, o4 = 2 * y1 + 8 * y3;
+        m[l] = y0;
+        m[ms + l] = even + odd;
+        m[2 * ms + l] = even - odd;
+        m[3 * ms + l] = e4 + o4;
+        m[4 * ms + l] = e4 - o4;
+        m[5 * ms + l] = y3;
+    }
+}
+
+// dM = A dY Aᵀ.
+void wino_output_backward_scalar(const float *y, long row, int cp, float *m, long ms)
+{
+    for (int c0 = 0; c0 < cp; c0 += LANES) {
+        float t[6][4][LANES];  // t[a][q] = (A dY)[a][q]
+        for (int q = 0; q < 4; q++)
+            a_column(y + q * cp + c0, row, t[0][q], 4 * LANES);
+        for (int a = 0; a < 6; a++)
+            a_column(t[a][0], LANES, m + a * 6 * ms + c0, ms);
+    }
+}
+
+// d += B v: six rows into six (B is Bᵀ's transpose).
+static void b_column(const float *v, long s, float *d, long ds, int add)
+{
+    for (int l = 0; l < LANES; l++) {
+        float v0 = v[l], v1 = v[s + l], v2 = v[2 * s + l], v3 = v[3 * s + l],
+              v4 = v[4 * s + l], v5 = v[5 * s + l];
+        float r[6] = {4 * v0,
+                      4 * (v2 - v1) + 2 * (v4 - v3) + 4 * v5,
+                      -5 * v0 - 4 * (v1 + v2) - (v3 + v4),
+                      (v1 - v2) + 2 * (v3 - v4) - 5 * v5,
+                      v0 + (v1 + v2) + (v3 + v4),
+                      v5};
+        for (int i = 0; i < 6; i++)
+            d[i * ds + l] = add ? d[i * ds + l] + r[i] : r[i];
+    }
+}
+
+// d += B dV Bᵀ, into the patch.
+void wino_input_backward_scalar(const float *v, long vs, int cp, float *d, long row)
+{
+    for (int c0 = 0; c0 < cp; c0 += LANES) {
+        float t[6][6][LANES];  // t[y][b] = (B dV)[y][b]
+        for (int b = 0; b < 6; b++)
+            b_column(v + b * vs + c0, 6 * vs, t[0][b], 6 * LANES, 0);
+        for (int y = 0; y < 6; y++)
+            b_column(t[y][0], LANES, d + y * row + c0, cp, 1);
+    }
+}
+
+// x = Gᵀ u: six rows into three (Gᵀ is 3×6), for the backward of
+// filter_transform; in float, as the sums it takes apart were made.
+static void gt_column(const float *u, long s, float *x, long xs)
+{
+    for (int l = 0; l < LANES; l++) {
+        float u0 = u[l], u1 = u[s + l], u2 = u[2 * s + l], u3 = u[3 * s + l],
+              u4 = u[4 * s + l], u5 = u[5 * s + l];
+        float s12 = u1 + u2, s34 = u3 + u4;
+        x[l] = u0 / 4 - s12 / 6 + s34 / 24;
+        x[xs + l] = (u2 - u1) / 6 + (u3 - u4) / 12;
+        x[2 * xs + l] = (s34 - s12) / 6 + u5;
+    }
+}
+
+// dg += Gᵀ dU G, LANES channels at a time, their 3×3s side by side in dg.
+void wino_filter_backward_scalar(const float *du, long ds, int c, float *dg)
+{
+    for (int c0 = 0; c0 < c; c0 += LANES) {
+        float t[3][6][LANES], g[3][3][LANES];  // t[i][b] = (Gᵀ dU)[i][b]
+        for (int b = 0; b < 6; b++)
+            gt_column(du + b * ds + c0, 6 * ds, t[0][b], 6 * LANES);
+        for (int i = 0; i < 3; i++)
+            gt_column(t[i][0], LANES, g[i][0], LANES);
+        for (int l = 0; l < LANES && c0 + l < c; l++)
+            for (int k = 0; k < 9; k++)
+                dg[(c0 + l) * 9 + k] += g[k / 3][k % 3][l];
+    }
+}
+
+int wino_to_pixels_scalar(int ch0, int c, int h, int w, const float *planes, long cs, float *px,
+                          int wp, int cp, int off)
+{
+    for (int ch = ch0; ch < c; ch++)
+        for (int y = 0; y < h; y++) {
+            const float *from = planes + ch * cs + (long)y * w;
+            float *to = px + ((long)(y + off) * wp + off) * cp + ch;
+            for (int x = 0; x < w; x++)
+                to[(long)x * cp] = from[x];
+        }
+    return c;
+}
+
+int wino_to_planes_scalar(int ch0, int c, int h, int w, const float *px, int wp, int cp, int off,
+                          float *planes, long cs, int add)
+{
+    for (int ch = ch0; ch < c; ch++)
+        for (int y = 0; y < h; y++) {
+            const float *from = px + ((long)(y + off) * wp + off) * cp + ch;
+            float *to = planes + ch * cs + (long)y * w;
+            for (int x = 0; x < w; x++)
+                to[x] = add ? to[x] + from[(long)x * cp] : from[(long)x * cp];
+        }
+    return c;
+}
+
+static const struct wino_kernels scalar = {
+    wino_input_scalar,     wino_output_scalar,    wino_output_backward_scalar,
+    wino_input_backward_scalar, wino_filter_backward_scalar, wino_to_pixels_scalar,
+    wino_to_planes_scalar,
+};
+
+#if defined(__x86_64__)
+static const struct wino_kernels avx2 = {
+    wino_input_avx2,     wino_output_avx2,    wino_output_backward_avx2,
+    wino_input_backward_avx2, wino_filter_backward_avx2, wino_to_pixels_avx2,
+    wino_to_planes_avx2,
+};
+#endif
+
+const struct wino_kernels *wino_kernels(enum isa isa)
+{
+#if defined(__x86_64__)
+    if (isa == ISA_AVX2 || isa == ISA_AVX512)
+        return &avx2;
+#endif
+    (void)isa;
+    return &scalar;
+}
+
+// The vector loops take channels in blocks of 8; the plain loop the rest.
+static void to_pixels(const struct wino_kernels *k, int c, int h, int w, const float *planes,
+                      long cs, float *px, int wp, int cp, int off)
+{
+    int done = k->to_pixels(0, c, h, w, planes, cs, px, wp, cp, off);
+    wino_to_pixels_scalar(done, c, h, w, planes, cs, px, wp, cp, off);
+}
+
+static void to_planes(const struct wino_kernels *k, int c, int h, int w, const float *px, int wp,
+                      int cp, int off, float *planes, long cs, int add)
+{
+    int done = k->to_planes(0, c, h, w, px, wp, cp, off, planes, cs, add);
+    wino_to_planes_scalar(done, c, h, w, px, wp, cp, off, planes, cs, add);
+}
+
+// ---------------------------------------------------------------------------
+// The three steps.
+
+// The sizes of one call, from the geometry.
+struct wino {
+    int cp, ocp;    // c and oc rounded up to LANES
+    int ty, tx;     // tiles down and across an image
+    int hp, wp;     // the padded image: every tile's 6×6 patch inside it
+    int chunk;      // images per chunk
+    long padded;    // hp·wp·cp, the padded image's floats
+    long out;       // 4ty·4tx·ocp, the tiled output's floats
+    long most;      // the most tiles in a chunk
+};
+
+static struct wino wino_of(const struct conv_geom *g, int oc)
+{
+    struct wino s;
+    s.cp = round_up(g->c, LANES);
+    s.ocp = round_up(oc, LANES);
+    s.ty = (g->oh + 3) / 4;
+    s.tx = (g->ow + 3) / 4;
+    s.hp = 4 * s.ty + 2;
+    s.wp = 4 * s.tx + 2;
+    int per_image = s.ty * s.tx;
+    s.chunk = (TILES + per_image / 2) / per_image;
+    s.chunk = s.chunk < 1 ? 1 : s.chunk;
+    s.padded = (long)s.hp * s.wp * s.cp;
+    s.out = 16L * per_image * s.ocp;
+    s.most = (long)s.chunk * per_image;
+    return s;
+}
+
+long conv_winograd_scratch(const struct conv_geom *g, int oc)
+{
+    struct wino s = wino_of(g, oc);
+    return s.padded + 36 * s.most * (s.cp + s.ocp) + s.out + (long)oc * g->oh * g->ow;
+}
+
+long conv_winograd_backward_scratch(const struct conv_geom *g, int oc)
+{
+    struct wino s = wino_of(g, oc);
+    return 2 * s.padded + 36 * s.most * (s.cp + s.ocp) + s.out + 36L * s.ocp * s.cp;
+}
+
+// C (m×n) = op(A) (m×k) · B (k×n) + beta·C on the calling thread: the small
+// path where the ISA has a micro-kernel that reads A where it lies (V_ξ and
+// M_ξ are already rows of floats side by side: packing them would copy them
+// once more), else the five loops.
+static void product(enum gemm_trans ta, int m, int n, int k, const float *A, int lda,
+                    const float *B, int ldb, float beta, float *C, int ldc)
+{
+    if (gemm_current_kernel()->run_direct)
+        gemm_small_threads(1, ta, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B, ldb, beta, C, ldc);
+    else
+        gemm_packed(ta, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B, ldb, beta, C, ldc);
+}
+
+// The next chunk's inputs, which the transforms will read from L3 or
+// memory, line by line, each line a wait: while this chunk's GEMMs run,
+// each of the 36 asks for a 36th of them (__builtin_prefetch), so that they
+// arrive in the meantime. The prefetches are written out in the loops that
+// run the GEMMs: gcc 12 takes a function that only prefetches for one with
+// no effect, and deletes its calls.
+struct ahead {
+    const float *p;       // rows of len floats, ld apart; NULL: nothing ahead
+    long rows, len, ld;
+};
+
+static long ahead_lines(const struct ahead *a)
+{
+    return a->p ? a->rows * ((a->len + 15) / 16) : 0;
+}
+
+// Where line i of the region starts (16 floats, 64 bytes, a line).
+static const float *ahead_line(const struct ahead *a, long i)
+{
+    long per_row = (a->len + 15) / 16;
+    return a->p + i / per_row * a->ld + i % per_row * 16;
+}
+
+// The next chunk's images: images of xs floats from x on, none when
+// first + images reaches m.
+static struct ahead next_images(const float *x, long xs, int first, int images, int m,
+                                int chunk)
+{
+    int after = first + images, count = m - after < chunk ? m - after : chunk;
+    struct ahead a = {count > 0 ? x + after * xs : NULL, 1, count * xs, 0};
+    return a;
+}
+
+// V of the chunk's images: V_ξ at v + ξ·tiles·cp, tile t's row at t·cp.
+static void transform_inputs(const struct wino_kernels *k, const struct conv_geom *g,
+                             const struct wino *s, const float *x, long xs, int images,
+                             float *xp, float *v)
+{
+    long tiles = (long)images * s->ty * s->tx, row = (long)s->wp * s->cp;
+    for (int j = 0; j < images; j++) {
+        to_pixels(k, g->c, g->h, g->w, x + j * xs, (long)g->h * g->w, xp, s->wp, s->cp, g->pad);
+        for (int ty = 0; ty < s->ty; ty++)
+            for (int tx = 0; tx < s->tx; tx++) {
+                long t = ((long)j * s->ty + ty) * s->tx + tx;
+                k->input(xp + 4 * ty * row + 4 * tx * s->cp, row, s->cp, v + t * s->cp,
+                         tiles * s->cp);
+            }
+    }
+}
+
+// listing: winograd_forward
+void conv_winograd_forward(const struct conv_geom *g, const float *x, long xs, int m,
+                           const float *u, int oc, enum isa isa, float *scratch,
+                           conv_image_fn *done, void *ctx)
+{
+    const struct wino_kernels *k = wino_kernels(isa);
+    struct wino s = wino_of(g, oc);
+    float *xp = scratch, *v = xp + s.padded, *mm = v + 36 * s.most * s.cp,
+          *y = mm + 36 * s.most * s.ocp, *planes = y + s.out;
+    long P = (long)g->oh * g->ow, row = 4L * s.tx * s.ocp;
+    // The padding and the channels past c stay zero: each image writes
+    // only its own pixels.
+    memset(xp, 0, sizeof(float) * (size_t)s.padded);
+    for (int first = 0; first < m; first += s.chunk) {
+        int images = m - first < s.chunk ? m - first : s.chunk;
+        int tiles = images * s.ty * s.tx;
+        transform_inputs(k, g, &s, x + first * xs, xs, images, xp, v);
+        // M_ξ (tiles × ocp) = V_ξ (tiles × cp) · U_ξ (cp × ocp), 36 times,
+        // while the next chunk's images come in.
+        struct ahead next = next_images(x, xs, first, images, m, s.chunk);
+        long lines = ahead_lines(&next);
+        for (int xi = 0; xi < 36; xi++) {
+            for (long i = xi * lines / 36; i < (xi + 1) * lines / 36; i++)
+                __builtin_prefetch(ahead_line(&next, i), 0, 2);
+            product(GEMM_NOTRANS, tiles, s.ocp, s.cp, v + (long)xi * tiles * s.cp, s.cp,
+                    u + (long)xi * s.cp * s.ocp, s.ocp, 0.0f, mm + (long)xi * tiles * s.ocp,
+                    s.ocp);
+        }
+        // Each image's tiles, 4ty × 4tx pixels, then its oc planes of
+        // oh × ow, cut from them.
+        for (int j = 0; j < images; j++) {
+            for (int ty = 0; ty < s.ty; ty++)
+                for (int tx = 0; tx < s.tx; tx++) {
+                    long t = ((long)j * s.ty + ty) * s.tx + tx;
+                    k->output(mm + t * s.ocp, (long)tiles * s.ocp, s.ocp,
+                              y + 4 * ty * row + 4 * tx * s.ocp, row);
+                }
+            to_planes(k, oc, g->oh, g->ow, y, 4 * s.tx, s.ocp, 0, planes, P, 0);
+            done(ctx, first + j, planes);
+        }
+    }
+}
+// end listing
+
+// listing: winograd_backward
+void conv_winograd_backward(const struct conv_geom *g, const float *x, long xs, int m,
+                            const float *dy, long ld, const float *u, int oc, enum isa isa,
+                            float *dw, float *dx, float beta, float *scratch)
+{
+    const struct wino_kernels *k = wino_kernels(isa);
+    struct wino s = wino_of(g, oc);
+    float *xp = scratch, *v = xp + s.padded, *dm = v + 36 * s.most * s.cp,
+          *dyp = dm + 36 * s.most * s.ocp, *du = dyp + s.out, *dxp = du + 36L * s.ocp * s.cp;
+    const float *ut = u + 36L * s.cp * s.ocp;
+    long P = (long)g->oh * g->ow, plane = (long)g->h * g->w;
+    long row = 4L * s.tx * s.ocp, xrow = (long)s.wp * s.cp;
+    memset(xp, 0, sizeof(float) * (size_t)s.padded);
+    // dY's tiles past the output's edge stay zero: those outputs were
+    // never made.
+    memset(dyp, 0, sizeof(float) * (size_t)s.out);
+    for (int first = 0; first < m; first += s.chunk) {
+        int images = m - first < s.chunk ? m - first : s.chunk;
+        int tiles = images * s.ty * s.tx;
+        // dM = A dY Aᵀ of every tile.
+        for (int j = 0; j < images; j++) {
+            to_pixels(k, oc, g->oh, g->ow, dy + (first + j) * P, ld, dyp, 4 * s.tx, s.ocp, 0);
+            for (int ty = 0; ty < s.ty; ty++)
+                for (int tx = 0; tx < s.tx; tx++) {
+                    long t = ((long)j * s.ty + ty) * s.tx + tx;
+                    k->output_backward(dyp + 4 * ty * row + 4 * tx * s.ocp, row, s.ocp,
+                                       dm + t * s.ocp, (long)tiles * s.ocp);
+                }
+        }
+        // dU_ξᵀ (ocp × cp) += dM_ξᵀ (ocp × tiles) · V_ξ (tiles × cp): the
+        // forward's V made again, then summed over this chunk's tiles.
+        // Meanwhile the next chunk's images come in, and then its dY (the
+        // oc rows of DY, each the images side by side).
+        struct ahead next_x = next_images(x, xs, first, images, m, s.chunk);
+        struct ahead next_dy = next_images(dy, P, first, images, m, s.chunk);
+        next_dy.rows = oc;
+        next_dy.ld = ld;
+        long x_lines = dw ? ahead_lines(&next_x) : 0, dy_lines = ahead_lines(&next_dy);
+        if (dw) {
+            transform_inputs(k, g, &s, x + first * xs, xs, images, xp, v);
+            for (int xi = 0; xi < 36; xi++) {
+                for (long i = xi * x_lines / 36; i < (xi + 1) * x_lines / 36; i++)
+                    __builtin_prefetch(ahead_line(&next_x, i), 0, 2);
+                product(GEMM_TRANS, s.ocp, s.cp, tiles, dm + (long)xi * tiles * s.ocp, s.ocp,
+                        v + (long)xi * tiles * s.cp, s.cp, first == 0 ? 0.0f : 1.0f,
+                        du + (long)xi * s.ocp * s.cp, s.cp);
+            }
+        }
+        if (!dx)
+            continue;
+        // dV_ξ (tiles × cp) = dM_ξ (tiles × ocp) · U_ξᵀ (ocp × cp), into
+        // V's place; then each image's patches, B dV Bᵀ, added up in its
+        // padded pixels, and its planes cut from them.
+        for (int xi = 0; xi < 36; xi++) {
+            for (long i = xi * dy_lines / 36; i < (xi + 1) * dy_lines / 36; i++)
+                __builtin_prefetch(ahead_line(&next_dy, i), 0, 2);
+            product(GEMM_NOTRANS, tiles, s.cp, s.ocp, dm + (long)xi * tiles * s.ocp, s.ocp,
+                    ut + (long)xi * s.ocp * s.cp, s.cp, 0.0f, v + (long)xi * tiles * s.cp, s.cp);
+        }
+        for (int j = 0; j < images; j++) {
+            memset(dxp, 0, sizeof(float) * (size_t)s.padded);
+            for (int ty = 0; ty < s.ty; ty++)
+                for (int tx = 0; tx < s.tx; tx++) {
+                    long t = ((long)j * s.ty + ty) * s.tx + tx;
+                    k->input_backward(v + t * s.cp, (long)tiles * s.cp, s.cp,
+                                      dxp + 4 * ty * xrow + 4 * tx * s.cp, xrow);
+                }
+            to_planes(k, g->c, g->h, g->w, dxp, s.wp, s.cp, g->pad, dx + (first + j) * xs, plane,
+                      beta != 0.0f);
+        }
+    }
+    // dw += Gᵀ dU G for every filter.
+    if (dw && m > 0)
+        for (int o = 0; o < oc; o++)
+            k->filter_backward(du + (long)o * s.cp, (long)s.ocp * s.cp, g->c, dw + (long)o * g->c * 9);
+}
+// end listing
