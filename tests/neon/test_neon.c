@@ -17,6 +17,7 @@
 #include "conv.h"
 #include "conv_direct.h"
 #include "conv_implicit.h"
+#include "conv_winograd.h"
 #include "pool_row.h"
 #include "gemm.h"
 #include "mat.h"
@@ -564,6 +565,92 @@ static int col2im_neon_agrees(void)
     return 1;
 }
 
+// The Winograd path on AArch64 (its plain loops, the GEMMs on NEON's
+// micro-kernel through the five loops): forward and backward of 3 images,
+// 5 channels of 9×10 padded by 1, 11 filters, against the definition in
+// double, within 1e-5 of the largest value (as the host's tests compare
+// the paths). Returns 1 when they agree.
+struct wino_out {
+    float *y;
+    long ys;
+};
+
+static void keep_image(void *ctx, int image, const float *out)
+{
+    struct wino_out *o = ctx;
+    memcpy(o->y + image * o->ys, out, sizeof(float) * (size_t)o->ys);
+}
+
+static int near(const char *what, const float *got, const double *want, long n)
+{
+    double big = 0.0;
+    for (long i = 0; i < n; i++)
+        big = fabs(want[i]) > big ? fabs(want[i]) : big;
+    for (long i = 0; i < n; i++)
+        if (fabs(got[i] - want[i]) > 1e-5 * big + 1e-7) {
+            printf("FAIL winograd on NEON: %s[%ld] = %.9g, want %.9g\n", what, i, got[i],
+                   want[i]);
+            return 0;
+        }
+    return 1;
+}
+
+static int winograd_neon_agrees(void)
+{
+    enum { M = 3, C = 5, H = 9, W = 10, OC = 11, PAD = 1, OH = 9, OW = 10, P = OH * OW };
+    enum { XS = C * H * W, YS = OC * P };
+    struct conv_geom g = {C, H, W, 3, 3, 1, PAD, OH, OW};
+    static float x[M * XS], w[OC * C * 9], dy[M * YS], y[M * YS], dx[M * XS], dw[OC * C * 9];
+    static double y_want[M * YS], dx_want[M * XS], dw_want[OC * C * 9];
+    mat_fill_random(x, 1, M * XS, M * XS, 601);
+    mat_fill_random(w, 1, OC * C * 9, OC * C * 9, 602);
+    mat_fill_random(dy, 1, M * YS, M * YS, 603);  // image j's plane o at j·P + o·M·P
+    memset(dx_want, 0, sizeof dx_want);
+    memset(dw_want, 0, sizeof dw_want);
+    for (int j = 0; j < M; j++)
+        for (int o = 0; o < OC; o++)
+            for (int r = 0; r < OH; r++)
+                for (int q = 0; q < OW; q++) {
+                    double s = 0.0, d = dy[j * P + o * M * P + r * OW + q];
+                    for (int ch = 0; ch < C; ch++)
+                        for (int u = 0; u < 3; u++)
+                            for (int v = 0; v < 3; v++) {
+                                int iy = r + u - PAD, ix = q + v - PAD;
+                                if (iy < 0 || iy >= H || ix < 0 || ix >= W)
+                                    continue;
+                                long at = ((long)(j * C + ch) * H + iy) * W + ix;
+                                long wt = ((long)(o * C + ch) * 3 + u) * 3 + v;
+                                s += (double)w[wt] * x[at];
+                                dx_want[at] += (double)w[wt] * d;
+                                dw_want[wt] += (double)x[at] * d;
+                            }
+                    y_want[(j * OC + o) * P + r * OW + q] = s;
+                }
+    if (isa_force(ISA_NEON) != 0) {
+        printf("FAIL winograd: NEON refused\n");
+        return 0;
+    }
+    long scratch = conv_winograd_scratch(&g, OC), back = conv_winograd_backward_scratch(&g, OC);
+    float *u = malloc(sizeof(float) * (size_t)conv_winograd_filters_floats(C, OC));
+    float *s = malloc(sizeof(float) * (size_t)(scratch > back ? scratch : back));
+    if (!u || !s) {
+        printf("FAIL winograd: out of memory\n");
+        return 0;
+    }
+    conv_winograd_filters(w, OC, C, u);
+    struct wino_out out = {y, YS};
+    conv_winograd_forward(&g, x, XS, M, u, OC, ISA_NEON, s, keep_image, &out);
+    memset(dw, 0, sizeof dw);
+    conv_winograd_backward(&g, x, XS, M, dy, M * P, u, OC, ISA_NEON, dw, dx, 0.0f, s);
+    free(u);
+    free(s);
+    if (!near("y", y, y_want, M * YS) || !near("dx", dx, dx_want, M * XS) ||
+        !near("dw", dw, dw_want, OC * C * 9))
+        return 0;
+    printf("pass winograd: forward, dx and dw agree with the definition\n");
+    return 1;
+}
+
 // The checks that are not GEMMs, each 1 when it passes.
 static int (*const checks[])(void) = {
     maxpool_row_neon_agrees,
@@ -574,6 +661,7 @@ static int (*const checks[])(void) = {
     relu_pool_plane_neon_agrees,
     relu_pool_plane_backward_neon_agrees,
     col2im_neon_agrees,
+    winograd_neon_agrees,
     vec_neon_same_bits,
     optim_neon_same_bits,
 };
