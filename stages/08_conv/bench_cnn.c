@@ -1,6 +1,6 @@
 // Where a step of chapter 8's CNN goes, and how fast an epoch is. For each
-// convolution path (im2col, direct, and auto, which picks by shape) and each
-// thread count:
+// convolution path (im2col, implicit, direct, winograd, and auto, which
+// picks by shape) and each thread count:
 //   - every layer of the network at batch 256 (the two convolutions with
 //     their ReLU, the two poolings, the two Linear layers), forward and
 //     backward timed alone, with GFLOPS and % of peak for the convolutions;
@@ -11,11 +11,13 @@
 //   - conv1's fused block against the memory: the time to move the bytes it
 //     must read and write at the machine's measured copy bandwidth.
 // Each convolution path is checked against a double-precision reference
-// (output, dW, dbias, dx) before it is timed.
-//   bench_cnn [--threads N] [--conv im2col,implicit,direct,auto] [--reps R]
-//             [--steps N] [--batch N] [--data NAME] [--csv FILE]
-//             [--layers FILE] [--fusion FILE] [--memory arena,planned]
-//             [--memory-csv FILE] [--lifetimes FILE] [--bandwidth FILE] [--quick]
+// (output, dW, dbias, dx) before it is timed; --errors writes how far off
+// each one was.
+//   bench_cnn [--threads N] [--conv im2col,implicit,direct,winograd,auto]
+//             [--reps R] [--steps N] [--batch N] [--data NAME] [--csv FILE]
+//             [--layers FILE] [--errors FILE] [--fusion FILE]
+//             [--memory arena,planned] [--memory-csv FILE] [--lifetimes FILE]
+//             [--bandwidth FILE] [--quick]
 // Writes build/results/stage-08.csv (speed), stage-08-layers.csv,
 // stage-08-fusion.csv (what fusing the ReLU and the pooling into the
 // convolution saves, and the whole step from im2col to fused),
@@ -76,7 +78,7 @@ struct options {
     int threads;            // 0: 1 and 2 (and all cores, when more)
     struct flag_list convs; // the paths asked for (enum conv_path); n 0: every one above
     int reps, steps, batch, quick;
-    const char *data, *csv, *layers, *fusion;
+    const char *data, *csv, *layers, *fusion, *errors;
     struct flag_list memory;  // the memory study's modes (enum memory_mode)
     const char *memory_csv, *lifetimes, *bandwidth;
 };
@@ -121,9 +123,14 @@ static double layer_flops(const struct layer *l, int n, int backward)
 
 // --- the check: one path against a double-precision reference -----------------
 
+// The four results the check compares, in the order of its errors.
+static const char *const check_parts[] = {"output", "dW", "dbias", "dx"};
+enum { CHECK_PARTS = 4 };
+
 // On two images, loss = Σ relu(conv(x)): so dy is 1 where the output is
-// positive, 0 elsewhere. Compares y, dW, dbias and dx with loops in double.
-static int check_conv(const struct layer *l, enum conv_path path)
+// positive, 0 elsewhere. Compares y, dW, dbias and dx with loops in double;
+// error[p] becomes each one's largest error relative to its largest value.
+static int check_conv(const struct layer *l, enum conv_path path, double error[CHECK_PARTS])
 {
     enum { N = 2 };
     int c = l->c, h = l->h, w = l->w, oc = l->oc, oh = h - 2, ow = w - 2;
@@ -182,15 +189,18 @@ static int check_conv(const struct layer *l, enum conv_path path)
         const float *got;
         const double *want;
         long n;
-    } const parts[] = {{"output", y->data, ref, ny},
-                       {"dW", wt->grad, dw, (long)oc * c * 9},
-                       {"dbias", bias->grad, db, oc},
-                       {"dx", x->grad, dx, (long)N * c * h * w}};
+    } const parts[CHECK_PARTS] = {{check_parts[0], y->data, ref, ny},
+                                  {check_parts[1], wt->grad, dw, (long)oc * c * 9},
+                                  {check_parts[2], bias->grad, db, oc},
+                                  {check_parts[3], x->grad, dx, (long)N * c * h * w}};
     for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
         double scale = 1e-30;
         for (long i = 0; i < parts[p].n; i++)
             scale = fmax(scale, fabs(parts[p].want[i]));
+        error[p] = 0.0;
         for (long i = 0; i < parts[p].n; i++) {
+            if (parts[p].got)
+                error[p] = fmax(error[p], fabs(parts[p].got[i] - parts[p].want[i]) / scale);
             if (!parts[p].got ||
                 !(fabs(parts[p].got[i] - parts[p].want[i]) <= 1e-4 * scale + 1e-6)) {
                 fprintf(stderr,
@@ -552,6 +562,9 @@ static int parse(int argc, char **argv, struct options *o)
     flags_add(&f, fl);
     flags_add(&f,
               flag_output("--layers", "FILE", &o->layers, "per-layer forward and backward rows"));
+    flags_add(&f, flag_output("--errors", "FILE", &o->errors,
+                              "each path's error against the double-precision reference, "
+                              "relative to the largest value: output, dW, dbias, dx"));
     flags_add(&f, flag_output("--fusion", "FILE", &o->fusion,
                               "each convolution with its ReLU (and pooling) fused and not; "
                               "whole steps from im2col to fused"));
@@ -640,7 +653,8 @@ int main(int argc, char **argv)
     }
     int top = thread_list[nthreads - 1];
 
-    FILE *csv = NULL, *lay = NULL, *fus = NULL, *mem = NULL, *life = NULL, *bw = NULL;
+    FILE *csv = NULL, *lay = NULL, *fus = NULL, *mem = NULL, *life = NULL, *bw = NULL,
+         *errs = NULL;
     status = 1;
     if (o.csv && !(csv = open_out(o.csv, &ds, top, &o)))
         goto out;
@@ -650,6 +664,12 @@ int main(int argc, char **argv)
         goto out;
     if (o.bandwidth && !(bw = open_out(o.bandwidth, &ds, top, &o)))
         goto out;
+    if (o.errors && !(errs = open_out(o.errors, &ds, top, &o)))
+        goto out;
+    if (errs)
+        fprintf(errs, "# the check's two images, loss = Σ relu(conv(x)); error: the largest "
+                      "|ours − double| over the part, divided by its largest |double|\n"
+                      "layer,path,taken,part,error\n");
     if (csv)
         fprintf(csv, "model,framework,backend,threads,batch,seconds_per_epoch,images_per_s,"
                      "gflops,pct_peak,vs_pytorch\n");
@@ -660,9 +680,18 @@ int main(int argc, char **argv)
     for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
         if (!wanted(&o, paths[p]))
             continue;
-        for (int i = 0; i < NLAYERS; i++)
-            if (layers[i].kind == CONV_RELU && check_conv(&layers[i], paths[p]) != 0)
+        for (int i = 0; i < NLAYERS; i++) {
+            const struct layer *l = &layers[i];
+            double error[CHECK_PARTS];
+            if (l->kind != CONV_RELU)
+                continue;
+            if (check_conv(l, paths[p], error) != 0)
                 goto out;
+            enum conv_path taken = conv_choose(paths[p], l->c, l->h, l->w, l->oc, 3, 3, 1, 0);
+            for (int k = 0; errs && k < CHECK_PARTS; k++)
+                fprintf(errs, "%s,%s,%s,%s,%.3e\n", l->name, conv_path_name(paths[p]),
+                        conv_path_name(taken), check_parts[k], error[k]);
+        }
     }
     printf("conv paths checked against a double-precision reference (output, dW, dbias, dx)\n");
 
@@ -879,6 +908,7 @@ out:
     status = train_csv_close(mem, o.memory_csv, status);
     status = train_csv_close(life, o.lifetimes, status);
     status = train_csv_close(bw, o.bandwidth, status);
+    status = train_csv_close(errs, o.errors, status);
     dataset_free(&ds);
     return status;
 }
