@@ -15,7 +15,7 @@
 // each one was.
 //   bench_cnn [--threads N] [--conv im2col,implicit,direct,winograd,auto]
 //             [--reps R] [--steps N] [--batch N] [--data NAME] [--csv FILE]
-//             [--layers FILE] [--errors FILE] [--fusion FILE]
+//             [--layers FILE] [--turns FILE] [--errors FILE] [--fusion FILE]
 //             [--memory arena,planned] [--memory-csv FILE] [--lifetimes FILE]
 //             [--bandwidth FILE] [--quick]
 // Writes build/results/stage-08.csv (speed), stage-08-layers.csv,
@@ -78,7 +78,7 @@ struct options {
     int threads;            // 0: 1 and 2 (and all cores, when more)
     struct flag_list convs; // the paths asked for (enum conv_path); n 0: every one above
     int reps, steps, batch, quick;
-    const char *data, *csv, *layers, *fusion, *errors;
+    const char *data, *csv, *layers, *fusion, *errors, *turns;
     struct flag_list memory;  // the memory study's modes (enum memory_mode)
     const char *memory_csv, *lifetimes, *bandwidth;
 };
@@ -562,6 +562,9 @@ static int parse(int argc, char **argv, struct options *o)
     flags_add(&f, fl);
     flags_add(&f,
               flag_output("--layers", "FILE", &o->layers, "per-layer forward and backward rows"));
+    flags_add(&f, flag_output("--turns", "FILE", &o->turns,
+                              "the fused convolutions on the paths of --conv, taking turns in "
+                              "rounds (the median), so that each sees the same minutes"));
     flags_add(&f, flag_output("--errors", "FILE", &o->errors,
                               "each path's error against the double-precision reference, "
                               "relative to the largest value: output, dW, dbias, dx"));
@@ -613,6 +616,41 @@ static FILE *open_out(const char *path, const struct dataset *ds, int threads,
     return f;
 }
 
+// One row of the layer table, printed and (unless lay is NULL) written:
+// layer l's forward (dir 0) or backward on conv path `path` (−1: a layer
+// with no conv path), secs per batch of n.
+static void layer_row(FILE *lay, const struct layer *l, int path, int threads, int n, int dir,
+                      double secs)
+{
+    const char *name = path >= 0 ? conv_path_name((enum conv_path)path) : "-";
+    const char *taken =
+        path >= 0
+            ? conv_path_name(conv_choose((enum conv_path)path, l->c, l->h, l->w, l->oc, 3, 3, 1, 0))
+            : "-";
+    double flops = layer_flops(l, n, dir);
+    double gflops = secs > 0 && flops > 0 ? flops / secs / 1e9 : 0.0;
+    double pct = pct_of_peak(gflops, threads);
+    double per_epoch = secs * ((double)EPOCH_IMAGES / n);
+    char gf[32] = "-", pc[32] = "-";
+    if (flops > 0) {
+        snprintf(gf, sizeof gf, "%.1f", gflops);
+        snprintf(pc, sizeof pc, "%.1f%%", pct);
+    }
+    printf("%-10s %-7s %-7s %2d  %-8s %10.3f  %8s  %6s  %9.3f\n", l->name, name, taken, threads,
+           dir ? "backward" : "forward", 1e3 * secs, gf, pc, per_epoch);
+    if (!lay)
+        return;
+    fprintf(lay, "%s,%s,%s,%d,%d,%d,%d,%d,%d,%s,%.9f,", l->name, name, taken, threads, n, l->c,
+            l->h, l->w, l->oc, dir ? "backward" : "forward", secs);
+    if (flops > 0)
+        fprintf(lay, "%.3f,%.2f,%.6f\n", gflops, pct, per_epoch);
+    else
+        fprintf(lay, ",,%.6f\n", per_epoch);
+}
+
+static const char layer_header[] = "layer,path,taken,threads,batch,c,h,w,oc,direction,seconds,"
+                                   "gflops,pct_peak,seconds_per_epoch\n";
+
 static int build_cnn(struct nn_model *m, const void *ctx, char *err, size_t errlen)
 {
     (void)ctx;
@@ -654,7 +692,7 @@ int main(int argc, char **argv)
     int top = thread_list[nthreads - 1];
 
     FILE *csv = NULL, *lay = NULL, *fus = NULL, *mem = NULL, *life = NULL, *bw = NULL,
-         *errs = NULL;
+         *errs = NULL, *turns = NULL;
     status = 1;
     if (o.csv && !(csv = open_out(o.csv, &ds, top, &o)))
         goto out;
@@ -666,6 +704,8 @@ int main(int argc, char **argv)
         goto out;
     if (o.errors && !(errs = open_out(o.errors, &ds, top, &o)))
         goto out;
+    if (o.turns && !(turns = open_out(o.turns, &ds, top, &o)))
+        goto out;
     if (errs)
         fprintf(errs, "# the check's two images, loss = Σ relu(conv(x)); error: the largest "
                       "|ours − double| over the part, divided by its largest |double|\n"
@@ -674,8 +714,9 @@ int main(int argc, char **argv)
         fprintf(csv, "model,framework,backend,threads,batch,seconds_per_epoch,images_per_s,"
                      "gflops,pct_peak,vs_pytorch\n");
     if (lay)
-        fprintf(lay, "layer,path,taken,threads,batch,c,h,w,oc,direction,seconds,gflops,"
-                     "pct_peak,seconds_per_epoch\n");
+        fputs(layer_header, lay);
+    if (turns)
+        fputs(layer_header, turns);
 
     for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
         if (!wanted(&o, paths[p]))
@@ -715,35 +756,52 @@ int main(int argc, char **argv)
                 struct layer_time lt;
                 if (time_layer(l, paths[p], o.batch, o.reps, 0, &lt) != 0)
                     goto out;
-                const char *path = conv ? conv_path_name(paths[p]) : "-";
-                const char *taken =
-                    conv
-                        ? conv_path_name(conv_choose(paths[p], l->c, l->h, l->w, l->oc, 3, 3, 1, 0))
-                        : "-";
-                for (int dir = 0; dir < 2; dir++) {
-                    double secs = dir ? lt.bwd_s : lt.fwd_s;
-                    double flops = layer_flops(l, o.batch, dir);
-                    double gflops = secs > 0 && flops > 0 ? flops / secs / 1e9 : 0.0;
-                    double pct = pct_of_peak(gflops, threads);
-                    double per_epoch = secs * ((double)EPOCH_IMAGES / o.batch);
-                    char gf[32] = "-", pc[32] = "-";
-                    if (flops > 0) {
-                        snprintf(gf, sizeof gf, "%.1f", gflops);
-                        snprintf(pc, sizeof pc, "%.1f%%", pct);
+                for (int dir = 0; dir < 2; dir++)
+                    layer_row(lay, l, conv ? (int)paths[p] : -1, threads, o.batch, dir,
+                              dir ? lt.bwd_s : lt.fwd_s);
+                fflush(stdout);
+            }
+        }
+    }
+
+    // The fused convolutions (conv + ReLU + pooling, the network's ops) on
+    // each path asked for, the paths taking turns TURN_ROUNDS times (the
+    // reps shared among the rounds, who goes first rotating), so that a
+    // comparison of paths is not a comparison of minutes on a shared
+    // machine; the median of the rounds.
+    if (turns) {
+        enum { TURN_ROUNDS = 5, MOST_PATHS = sizeof paths / sizeof paths[0] };
+        int rounds = o.quick ? 1 : TURN_ROUNDS;
+        int round_reps = o.reps / rounds > 1 ? o.reps / rounds : 1;
+        enum conv_path asked[MOST_PATHS];
+        int count = 0;
+        for (size_t p = 0; p < MOST_PATHS; p++)
+            if (wanted(&o, paths[p]))
+                asked[count++] = paths[p];
+        printf("\nthe fused convolutions on each path, taking turns, the median of %d "
+               "round(s)\n",
+               rounds);
+        for (int ti = 0; ti < nthreads; ti++) {
+            int threads = thread_list[ti];
+            omp_set_num_threads(threads);
+            for (int i = 0; i < NLAYERS; i++) {
+                const struct layer *l = &layers[i];
+                if (l->kind != CONV_POOL)
+                    continue;
+                double fwd[MOST_PATHS][TURN_ROUNDS], bwd[MOST_PATHS][TURN_ROUNDS];
+                for (int r = 0; r < rounds; r++)
+                    for (int turn = 0; turn < count; turn++) {
+                        int k = (turn + r) % count;
+                        struct layer_time lt;
+                        if (time_layer(l, asked[k], o.batch, round_reps, 0, &lt) != 0)
+                            goto out;
+                        fwd[k][r] = lt.fwd_s;
+                        bwd[k][r] = lt.bwd_s;
                     }
-                    printf("%-10s %-7s %-7s %2d  %-8s %10.3f  %8s  %6s  %9.3f\n", l->name, path,
-                           taken, threads, dir ? "backward" : "forward", 1e3 * secs, gf, pc,
-                           per_epoch);
-                    if (lay) {
-                        fprintf(lay, "%s,%s,%s,%d,%d,%d,%d,%d,%d,%s,%.9f,", l->name, path, taken,
-                                threads, o.batch, l->c, l->h, l->w, l->oc,
-                                dir ? "backward" : "forward", secs);
-                        if (flops > 0)
-                            fprintf(lay, "%.3f,%.2f,%.6f\n", gflops, pct, per_epoch);
-                        else
-                            fprintf(lay, ",,%.6f\n", per_epoch);
-                    }
-                }
+                for (int k = 0; k < count; k++)
+                    for (int dir = 0; dir < 2; dir++)
+                        layer_row(turns, l, (int)asked[k], threads, o.batch, dir,
+                                  bench_median(dir ? bwd[k] : fwd[k], rounds));
                 fflush(stdout);
             }
         }
@@ -909,6 +967,7 @@ out:
     status = train_csv_close(life, o.lifetimes, status);
     status = train_csv_close(bw, o.bandwidth, status);
     status = train_csv_close(errs, o.errors, status);
+    status = train_csv_close(turns, o.turns, status);
     dataset_free(&ds);
     return status;
 }
