@@ -57,12 +57,12 @@ isa_flags = $(if $(filter %_avx512.c,$<),$(ISA_avx512),$(if $(filter %_avx2.c,$<
 # completely: the tiled (chapter 2) and SIMD (chapter 3) kernels need -O3.
 # So do the sums of blocks and the additions into C of Strassen's algorithm
 # (chapter 5), plain loops of unknown length, col2im's (chapter 8), and the
-# Winograd transforms (chapter 8), whose loops over a tile's six rows must
-# unroll for its vectors to stay in registers.
+# Winograd transforms (chapter 8), whose loops over a tile's six rows (and a
+# filter's three) must unroll for their values to stay in registers.
 extra_flags = $(if $(filter %peak_scalar.c,$<),-fno-tree-vectorize) \
               $(if $(filter %/tiled.c %/simd.c %/simd_scalar.c %/simd_avx2.c %/simd_avx512.c \
                             %/simd_neon.c %/gemm_strassen.c %/gemm_strassen_fused.c \
-                            %/im2col.c %/conv_winograd_avx2.c,$<),-O3)
+                            %/im2col.c %/conv_winograd.c %/conv_winograd_avx2.c,$<),-O3)
 # end listing
 
 COMMON_SRCS := $(wildcard $(ROOT)/common/*/*.c)

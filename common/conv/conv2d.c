@@ -343,7 +343,7 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
             tape_scratch(t, sizeof(float) * (size_t)(omp_get_max_threads() * per_thread));
         if (!u || !scratch)
             return tape_fail(t, "%s: out of memory for the Winograd transforms", op);
-        conv_winograd_filters(w->data, d.oc, d.c, u);
+        conv_winograd_filters(w->data, d.oc, d.c, 0, u);
 #pragma omp parallel for schedule(static)
         for (int g = 0; g < GROUPS; g++) {
             int first = group_first(g, d.n), m = group_first(g + 1, d.n) - first;
@@ -441,7 +441,7 @@ struct conv_back {
     const unsigned char *code;  // the pooling's codes; y and dy are pooled; or NULL
     conv_dw_fn *dw_kernel;      // the direct path's dW, or NULL: dW by GEMM
     int implicit;               // 1: dW by the implicit GEMM (conv_implicit_dw)
-    const float *u;             // the Winograd path's transformed filters, or NULL
+    const float *u;             // the Winograd path's filters, transformed and turned, or NULL
     enum isa isa;
     relu_pool_plane_backward_fn *unpool;  // the pooling's backward, a plane at a time
     const struct gemm_backend *be;
@@ -652,7 +652,7 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
         float *u = scratch(t, node->op, 1, conv_winograd_filters_floats(d->c, d->oc));
         if (!u)
             return -1;
-        conv_winograd_filters(b.w, d->oc, d->c, u);
+        conv_winograd_filters(b.w, d->oc, d->c, 1, u);
         b.u = u;
     }
     long per_thread = col_floats + d->oc * b.run_p;

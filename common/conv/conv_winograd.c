@@ -40,7 +40,7 @@ int conv_winograd_takes(int kh, int kw, int stride)
 
 long conv_winograd_filters_floats(int c, int oc)
 {
-    return 2 * 36L * round_up(c, LANES) * round_up(oc, LANES);
+    return 36L * round_up(c, LANES) * round_up(oc, LANES);
 }
 
 // listing: winograd_filter
@@ -68,20 +68,33 @@ static void filter_transform(const float *g, float *u)
 }
 // end listing
 
-void conv_winograd_filters(const float *w, int oc, int c, float *u)
+// One row of the layout at a time (a channel's filters, or a filter's
+// channels), so that each of its 36 rows is written whole and in order:
+// 36 stores a filter straight into U, 8 KB apart for the book's conv2,
+// would all fall in one set of L1's and throw each other out. Zeros only
+// where c or oc was rounded up.
+enum { MOST_ROW = 64 };
+
+void conv_winograd_filters(const float *w, int oc, int c, int turned, float *u)
 {
     int cp = round_up(c, LANES), ocp = round_up(oc, LANES);
-    long half = 36L * cp * ocp;
-    float *ut = u + half;
-    memset(u, 0, sizeof(float) * (size_t)(2 * half));
+    if (cp != c || ocp != oc)
+        memset(u, 0, sizeof(float) * (size_t)conv_winograd_filters_floats(c, oc));
+    int outer = turned ? oc : c, inner = turned ? c : oc;
+    long rows = turned ? ocp : cp, row = turned ? cp : ocp;
 #pragma omp parallel for schedule(static)
-    for (int o = 0; o < oc; o++)
-        for (int ch = 0; ch < c; ch++) {
-            float t[36];
-            filter_transform(w + ((long)o * c + ch) * 9, t);
+    for (int i = 0; i < outer; i++)
+        for (int j0 = 0; j0 < inner; j0 += MOST_ROW) {
+            float t[MOST_ROW][36];
+            int n = inner - j0 < MOST_ROW ? inner - j0 : MOST_ROW;
+            for (int j = 0; j < n; j++) {
+                int o = turned ? i : j0 + j, ch = turned ? j0 + j : i;
+                filter_transform(w + ((long)o * c + ch) * 9, t[j]);
+            }
             for (int xi = 0; xi < 36; xi++) {
-                u[((long)xi * cp + ch) * ocp + o] = t[xi];
-                ut[((long)xi * ocp + o) * cp + ch] = t[xi];
+                float *to = u + ((long)xi * rows + i) * row + j0;
+                for (int j = 0; j < n; j++)
+                    to[j] = t[j][xi];
             }
         }
 }
@@ -462,7 +475,6 @@ void conv_winograd_backward(const struct conv_geom *g, const float *x, long xs, 
     struct wino s = wino_of(g, oc);
     float *xp = scratch, *v = xp + s.padded, *dm = v + 36 * s.most * s.cp,
           *dyp = dm + 36 * s.most * s.ocp, *du = dyp + s.out, *dxp = du + 36L * s.ocp * s.cp;
-    const float *ut = u + 36L * s.cp * s.ocp;
     long P = (long)g->oh * g->ow, plane = (long)g->h * g->w;
     long row = 4L * s.tx * s.ocp, xrow = (long)s.wp * s.cp;
     memset(xp, 0, sizeof(float) * (size_t)s.padded);
@@ -510,7 +522,7 @@ void conv_winograd_backward(const struct conv_geom *g, const float *x, long xs, 
             for (long i = xi * dy_lines / 36; i < (xi + 1) * dy_lines / 36; i++)
                 __builtin_prefetch(ahead_line(&next_dy, i), 0, 2);
             product(GEMM_NOTRANS, tiles, s.cp, s.ocp, dm + (long)xi * tiles * s.ocp, s.ocp,
-                    ut + (long)xi * s.ocp * s.cp, s.cp, 0.0f, v + (long)xi * tiles * s.cp, s.cp);
+                    u + (long)xi * s.ocp * s.cp, s.cp, 0.0f, v + (long)xi * tiles * s.cp, s.cp);
         }
         for (int j = 0; j < images; j++) {
             memset(dxp, 0, sizeof(float) * (size_t)s.padded);

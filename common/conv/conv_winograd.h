@@ -36,12 +36,12 @@ typedef void conv_image_fn(void *ctx, int image, const float *out);
 int conv_winograd_takes(int kh, int kw, int stride);
 
 // The transformed filters, from w (oc × c × 3 × 3), made once per step and
-// shared by every thread: u holds the 36 U_ξ, each c × oc (the forward's),
-// and then the 36 U_ξᵀ, each oc × c (the data gradient's); the counts are
-// rounded up to whole vectors with zero channels and filters, which add
-// nothing. conv_winograd_filters_floats(c, oc) floats.
+// shared by every thread: the 36 U_ξ, each c × oc, for the forward, or
+// (turned) the 36 U_ξᵀ, each oc × c, for the backward's data gradient; the
+// counts are rounded up to whole vectors with zero channels and filters,
+// which add nothing. conv_winograd_filters_floats(c, oc) floats.
 long conv_winograd_filters_floats(int c, int oc);
-void conv_winograd_filters(const float *w, int oc, int c, float *u);
+void conv_winograd_filters(const float *w, int oc, int c, int turned, float *u);
 
 // The scratch one thread needs for a forward or a backward call, in floats.
 long conv_winograd_scratch(const struct conv_geom *g, int oc);
@@ -55,8 +55,9 @@ void conv_winograd_forward(const struct conv_geom *g, const float *x, long xs, i
                            const float *u, int oc, enum isa isa, float *scratch,
                            conv_image_fn *done, void *ctx);
 
-// The backward of that forward for the same m images: dy holds their
-// gradients, image j's plane o at dy + j·oh·ow + o·ld. dw (oc × c × 3 × 3),
+// The backward of that forward for the same m images, with the turned
+// filters: dy holds their gradients, image j's plane o at dy + j·oh·ow +
+// o·ld. dw (oc × c × 3 × 3),
 // unless NULL, gets the filters' gradient added; dx, unless NULL, gets the
 // images' gradient (xs floats apart) written (beta 0) or added (beta 1).
 // The sums over tiles go in one fixed order, whatever the thread.

@@ -637,9 +637,10 @@ static int winograd_neon_agrees(void)
         printf("FAIL winograd: out of memory\n");
         return 0;
     }
-    conv_winograd_filters(w, OC, C, u);
+    conv_winograd_filters(w, OC, C, 0, u);
     struct wino_out out = {y, YS};
     conv_winograd_forward(&g, x, XS, M, u, OC, ISA_NEON, s, keep_image, &out);
+    conv_winograd_filters(w, OC, C, 1, u);
     memset(dw, 0, sizeof dw);
     conv_winograd_backward(&g, x, XS, M, dy, M * P, u, OC, ISA_NEON, dw, dx, 0.0f, s);
     free(u);
