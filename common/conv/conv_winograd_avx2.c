@@ -23,6 +23,7 @@ static inline __m256 fma_k(float k, __m256 a, __m256 b)
     return _mm256_fmadd_ps(_mm256_set1_ps(k), a, b);
 }
 
+// listing: winograd_bt_avx2
 // t = Bᵀ d, six vectors into six (conv_winograd.c's bt_column).
 static inline void bt(const __m256 d[6], __m256 t[6])
 {
@@ -34,6 +35,7 @@ static inline void bt(const __m256 d[6], __m256 t[6])
     t[4] = fma_k(-2.0f, d3_d1, d4_d2);
     t[5] = fma_k(4.0f, d[1], fma_k(-5.0f, d[3], d[5]));
 }
+// end listing
 
 void wino_input_avx2(const float *d, long row, int cp, float *v, long vs)
 {
