@@ -2013,6 +2013,36 @@ static double abs_dot(const float *a, const float *b, long n)
     return s;
 }
 
+// One channel of a tile, element (i, j) at at[i·rs + j·cs].
+struct tile {
+    const float *at;
+    long rs, cs;
+};
+
+// got = L · in · Lᵀ element by element, within γ times the sum of the
+// terms' absolute values, where L is the matrix m (rows × cols) or, turned,
+// its transpose.
+static void expect_transform(const char *isa, const char *what, const double *m, int rows,
+                             int cols, int turned, struct tile in, struct tile got, double gamma)
+{
+    int n_out = turned ? cols : rows, n_in = turned ? rows : cols;
+    for (int i = 0; i < n_out; i++)
+        for (int j = 0; j < n_out; j++) {
+            double want = 0.0, bound = 0.0;
+            for (int p = 0; p < n_in; p++)
+                for (int q = 0; q < n_in; q++) {
+                    double li = turned ? m[p * cols + i] : m[i * cols + p];
+                    double lj = turned ? m[q * cols + j] : m[j * cols + q];
+                    double t = li * in.at[p * in.rs + q * in.cs] * lj;
+                    want += t;
+                    bound += fabs(t);
+                }
+            float g = got.at[i * got.rs + j * got.cs];
+            cr_assert(fabs(g - want) <= gamma * bound, "%s %s: element %d,%d = %.9g, want %.9g",
+                      isa, what, i, j, g, want);
+        }
+}
+
 Test(conv, winograd_transforms_and_their_transposes)
 {
     enum { CP = 16, ROW = 7 * CP, VS = CP + 8 };  // a patch row of 7 pixels; rows of V apart
@@ -2034,63 +2064,19 @@ Test(conv, winograd_transforms_and_their_transposes)
         kern->output(v, VS, CP, ty, ROW);
         kern->output_backward(y, ROW, CP, tm, VS);
         kern->input_backward(v, VS, CP, td, ROW);
+        // V = Bᵀ d B, Y = Aᵀ m A, dM = A dY Aᵀ and d += B dV Bᵀ, element
+        // by element, channel by channel.
         for (int c = 0; c < CP; c++) {
-            // V = Bᵀ d B and Y = Aᵀ m A, element by element.
-            for (int a = 0; a < 6; a++)
-                for (int b = 0; b < 6; b++) {
-                    double want = 0.0, bound = 0.0;
-                    for (int p = 0; p < 6; p++)
-                        for (int q = 0; q < 6; q++) {
-                            double t = wino_bt[a][p] * d[p * ROW + q * CP + c] * wino_bt[b][q];
-                            want += t;
-                            bound += fabs(t);
-                        }
-                    cr_assert(fabs(tv[(a * 6 + b) * VS + c] - want) <= gamma * bound,
-                              "%s input: v[%d][%d][%d] = %.9g, want %.9g", name, a, b, c,
-                              tv[(a * 6 + b) * VS + c], want);
-                }
-            for (int r = 0; r < 4; r++)
-                for (int q = 0; q < 4; q++) {
-                    double want = 0.0, bound = 0.0;
-                    for (int a = 0; a < 6; a++)
-                        for (int b = 0; b < 6; b++) {
-                            double t = wino_at[r][a] * v[(a * 6 + b) * VS + c] * wino_at[q][b];
-                            want += t;
-                            bound += fabs(t);
-                        }
-                    cr_assert(fabs(ty[r * ROW + q * CP + c] - want) <= gamma * bound,
-                              "%s output: y[%d][%d][%d] = %.9g, want %.9g", name, r, q, c,
-                              ty[r * ROW + q * CP + c], want);
-                }
-        }
-        // dM = A dY Aᵀ and d += B dV Bᵀ, element by element.
-        for (int c = 0; c < CP; c++) {
-            for (int a = 0; a < 6; a++)
-                for (int b = 0; b < 6; b++) {
-                    double want = 0.0, bound = 0.0;
-                    for (int r = 0; r < 4; r++)
-                        for (int q = 0; q < 4; q++) {
-                            double t = wino_at[r][a] * y[r * ROW + q * CP + c] * wino_at[q][b];
-                            want += t;
-                            bound += fabs(t);
-                        }
-                    cr_assert(fabs(tm[(a * 6 + b) * VS + c] - want) <= gamma * bound,
-                              "%s output_backward: m[%d][%d][%d] = %.9g, want %.9g", name, a, b,
-                              c, tm[(a * 6 + b) * VS + c], want);
-                }
-            for (int p = 0; p < 6; p++)
-                for (int q = 0; q < 6; q++) {
-                    double want = 0.0, bound = 0.0;
-                    for (int a = 0; a < 6; a++)
-                        for (int b = 0; b < 6; b++) {
-                            double t = wino_bt[a][p] * v[(a * 6 + b) * VS + c] * wino_bt[b][q];
-                            want += t;
-                            bound += fabs(t);
-                        }
-                    cr_assert(fabs(td[p * ROW + q * CP + c] - want) <= gamma * bound,
-                              "%s input_backward: d[%d][%d][%d] = %.9g, want %.9g", name, p, q, c,
-                              td[p * ROW + q * CP + c], want);
-                }
+            struct tile patch = {d + c, ROW, CP}, rows = {v + c, 6 * VS, VS},
+                        out = {y + c, ROW, CP};
+            expect_transform(name, "input", wino_bt[0], 6, 6, 0, patch,
+                             (struct tile){tv + c, 6 * VS, VS}, gamma);
+            expect_transform(name, "output", wino_at[0], 4, 6, 0, rows,
+                             (struct tile){ty + c, ROW, CP}, gamma);
+            expect_transform(name, "output_backward", wino_at[0], 4, 6, 1, out,
+                             (struct tile){tm + c, 6 * VS, VS}, gamma);
+            expect_transform(name, "input_backward", wino_bt[0], 6, 6, 1, rows,
+                             (struct tile){td + c, ROW, CP}, gamma);
         }
         // ⟨output(v), y⟩ = ⟨v, output_backward(y)⟩, ⟨input(d), v⟩ = ⟨d,
         // input_backward(v)⟩, over the floats each touches (the gaps
