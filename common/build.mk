@@ -62,7 +62,8 @@ isa_flags = $(if $(filter %_avx512.c,$<),$(ISA_avx512),$(if $(filter %_avx2.c,$<
 extra_flags = $(if $(filter %peak_scalar.c,$<),-fno-tree-vectorize) \
               $(if $(filter %/tiled.c %/simd.c %/simd_scalar.c %/simd_avx2.c %/simd_avx512.c \
                             %/simd_neon.c %/gemm_strassen.c %/gemm_strassen_fused.c \
-                            %/im2col.c %/conv_winograd.c %/conv_winograd_avx2.c,$<),-O3)
+                            %/im2col.c %/conv_winograd.c %/conv_winograd_scalar.c \
+                            %/conv_winograd_avx2.c,$<),-O3)
 # end listing
 
 COMMON_SRCS := $(wildcard $(ROOT)/common/*/*.c)

@@ -31,6 +31,7 @@
 #include "conv_direct.h"
 #include "conv_implicit.h"
 #include "conv_winograd.h"
+#include "conv_winograd_parts.h"
 #include "cpu.h"
 #include "dataset.h"
 #include "gemm.h"

@@ -28,7 +28,7 @@ SRCS="tests/neon/test_neon.c
       common/nn/optim.c common/nn/optim_neon.c
       common/conv/conv_direct.c common/conv/conv_direct_neon.c common/conv/pool_row.c common/conv/pool_neon.c
       common/conv/conv_implicit.c common/conv/conv_implicit_scalar.c common/conv/conv_implicit_neon.c
-      common/conv/conv_winograd.c common/conv/conv_winograd_avx2.c
+      common/conv/conv_winograd.c common/conv/conv_winograd_scalar.c common/conv/conv_winograd_avx2.c
       common/conv/im2col.c"
 INCLUDES="-I$root/common/base -I$root/common/loops -I$root/common/gemm -I$root/common/autograd
           -I$root/common/nn -I$root/common/conv -I$root/common/cli -I$root/stages/03_simd"

@@ -1,10 +1,10 @@
-// The Winograd path's loops in AVX2 (conv_winograd.h): each transform is
-// the plain loop's (conv_winograd.c) with eight channels in a register and
-// the multiplications by constants folded into FMAs; the layout changes
-// turn 8×8 blocks round in registers (transpose8_avx2.h), the edges that
-// do not fill a block one float at a time. conv_winograd.h sits outside
-// the guard so the file is never an empty translation unit.
-#include "conv_winograd.h"
+// The Winograd path's loops in AVX2 (conv_winograd_parts.h): each transform
+// is the plain loop's (conv_winograd_scalar.c) with eight channels in a
+// register and the multiplications by constants folded into FMAs; the
+// layout changes turn 8×8 blocks round in registers (transpose8_avx2.h),
+// the edges that do not fill a block one float at a time. conv_winograd_parts.h sits
+// outside the guard so the file is never an empty translation unit.
+#include "conv_winograd_parts.h"
 
 #if defined(__x86_64__)
 
