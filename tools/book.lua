@@ -1159,9 +1159,10 @@ local function image(el)
   if stage and not tape then
     local ref = ref_path(stage)
     -- The training curves (stage-NN-train) are drawn from the comparison's
-    -- curves when it ran (tools/train-plot.sh), so either file will do.
+    -- curves when it ran (tools/train-plot.sh), else from the training
+    -- run's: the caption names the machine of the file they came from.
     local base = stage:match("^(stage%-%d%d)%-train$")
-    if base and not file_exists(rooted(ref)) then
+    if base and file_exists(rooted(ref_path(base .. "-compare-train"))) then
       ref = ref_path(base .. "-compare-train")
     end
     if not file_exists(rooted(ref)) then
