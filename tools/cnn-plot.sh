@@ -10,6 +10,9 @@
 #                    backward, stacked, per conv path (the most threads)
 #   OUT-peak.svg     the convolutions' % of peak per path, forward and
 #                    backward, on one thread
+#   OUT-winograd.svg the fused convolutions on each path, taking turns
+#                    (bench_cnn --turns, into stage-08-winograd.csv):
+#                    milliseconds per batch, forward and backward
 #   OUT-train.svg    loss and test accuracy per epoch; ours and PyTorch's in
 #                    one plot when the comparison ran
 # each also as .png.
@@ -169,6 +172,35 @@ if [ -n "$lay" ]; then
           echo "set grid ytics lc rgb '#dddddd'; set key top right"
           plot_columns "$tmp/peak"; } > "$tmp/plot.gp"
         draw "$out-peak" 900,480
+    fi
+fi
+
+# --- the paths taking turns (bench_cnn --turns) --------------------------------
+turns=$(find_csv "$base-winograd")
+if [ -n "$turns" ]; then
+    case $(header "$turns") in
+        layer,path,taken,threads,batch,*) ;;
+        *) echo "error: cnn-plot.sh: $turns is not a stage-08 layers file" >&2; exit 1 ;;
+    esac
+    # One group per layer, direction and thread count, one bar per path.
+    rows "$turns" | awk -F, '{
+            part = $1 " " ($10 == "forward" ? "fwd" : "bwd") ", " $4 " th"
+            if (!(part in hp)) { hp[part] = 1; p[++np] = part }
+            if (!($2 in hk)) { hk[$2] = 1; k[++nk] = $2 }
+            v[part, $2] = 1000 * $11 }
+        END { printf "layer"; for (i = 1; i <= nk; i++) printf "\t%s", k[i]; printf "\n"
+              for (j = 1; j <= np; j++) { printf "%s", p[j]
+                  for (i = 1; i <= nk; i++) { x = v[p[j], k[i]]; printf "\t%s", x == "" ? "-" : x }
+                  printf "\n" } }' > "$tmp/turns"
+    if [ "$(wc -l < "$tmp/turns")" -gt 1 ]; then
+        { echo "set title 'The fused convolutions per path, taking turns: milliseconds per batch'"
+          echo "set ylabel 'ms per batch'; set yrange [0:*]"
+          echo "set style data histograms; set style histogram clustered gap 1"
+          echo "set style fill solid 0.8 border -1; set boxwidth 0.9"
+          echo "set datafile missing '-'; set datafile separator '\\t'"
+          echo "set xtics rotate by -30; set grid ytics lc rgb '#dddddd'; set key top right"
+          plot_columns "$tmp/turns"; } > "$tmp/plot.gp"
+        draw "$out-winograd" 1000,520
     fi
 fi
 
