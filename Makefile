@@ -172,7 +172,7 @@ help:
 	@echo "                       PyTorch's step op by op, in its fastest arrangement;"
 	@echo "                       memory: peak memory, arena and planned;"
 	@echo "                       inspect: conv1's filters and feature maps after a short run;"
-	@echo "                       CONV=auto|im2col|implicit|direct (make stage-08 help: all)"
+	@echo "                       CONV=auto|im2col|implicit|direct|winograd (make stage-08 help: all)"
 	@echo "  make stage-09 run    train the MLP through the compiler (common/lazy/): the step"
 	@echo "                       as a graph, fused, written as C and compiled; stage-09 bench:"
 	@echo "                       beside the eager tape; kernels: print every generated kernel"
@@ -205,7 +205,7 @@ help:
 	@echo "                   a list for the benches)  EPOCHS=N  DATA_DIR=DIR"
 	@echo "                   MEMORY=arena|planned (where a step's tensors live; a list for"
 	@echo "                   the benches)"
-	@echo "  stage 08: CONV=auto|im2col|implicit|direct (a list for the bench)"
+	@echo "  stage 08: CONV=auto|im2col|implicit|direct|winograd (a list for the bench)"
 	@echo "  stage 09: LAZY_CACHE=DIR (the generated kernels' cache, default build/lazy-cache)"
 	@echo
 	@echo "OpenBLAS's best path on machines that set OPENBLAS_CORETYPE:"
