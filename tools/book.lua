@@ -1158,12 +1158,17 @@ local function image(el)
   end
   if stage and not tape then
     local ref = ref_path(stage)
+    local mine = mine_path(stage)
     -- The training curves (stage-NN-train) are drawn from the comparison's
-    -- curves when it ran (tools/train-plot.sh), else from the training
-    -- run's: the caption names the machine of the file they came from.
+    -- curves when it ran, else from the training run's, yours before the
+    -- reference's (tools/train-plot.sh): the caption names the machine of
+    -- the file they came from.
     local base = stage:match("^(stage%-%d%d)%-train$")
     if base and file_exists(rooted(ref_path(base .. "-compare-train"))) then
       ref = ref_path(base .. "-compare-train")
+    end
+    if base and file_exists(rooted(mine_path(base .. "-compare-train"))) then
+      mine = mine_path(base .. "-compare-train")
     end
     if not file_exists(rooted(ref)) then
       fail(string.format("image %s: no reference data %s to draw it from", src, ref))
@@ -1173,7 +1178,6 @@ local function image(el)
     -- caption names it itself: the plot script knows what it drew from).
     local t = load_csv(ref, ref)
     provenance(t, ref)
-    local mine = mine_path(stage)
     local who, data = "Reference machine", t
     if not cfg.check and not src:match("%-reference%.[sp][vn]g$") and file_exists(rooted(mine)) then
       local ok, m = pcall(load_csv, mine, mine)

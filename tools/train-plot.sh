@@ -39,10 +39,14 @@ draw() {
 }
 
 # The curves: loss and test accuracy per epoch, one line per framework and
-# dataset, from the comparison when it ran, else the training run.
+# dataset, from the comparison when it ran, else the training run: yours
+# (beside IN) first, then the reference's, as tools/book.lua captions them.
 draw_curves() {
-    tr=$(find_csv "$base-compare-train")
-    [ -n "$tr" ] || tr=$(find_csv "$base-train")
+    tr=""
+    for f in "$dir/$base-compare-train.csv" "$dir/$base-train.csv" \
+             "$root/plots/data/$base-compare-train.csv" "$root/plots/data/$base-train.csv"; do
+        if [ -r "$f" ]; then tr=$f; break; fi
+    done
     if [ -n "$tr" ]; then
         # One block per framework and dataset, gnuplot's index separates them.
         rows "$tr" | awk -F, '{ key = $3 " · " $2 " · " $1
