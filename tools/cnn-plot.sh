@@ -30,6 +30,20 @@ plot_columns() {
     echo
 }
 
+# A clustered histogram's table, one row per group and one column per conv
+# path, from lines "group<TAB>path<TAB>value" on stdin, in the order they
+# come; "-" where a group has no value for a path.
+by_path() {
+    awk -F'\t' '{
+            if (!($1 in hp)) { hp[$1] = 1; p[++np] = $1 }
+            if (!($2 in hk)) { hk[$2] = 1; k[++nk] = $2 }
+            v[$1, $2] = $3 }
+        END { printf "layer"; for (i = 1; i <= nk; i++) printf "\t%s", k[i]; printf "\n"
+              for (j = 1; j <= np; j++) { printf "%s", p[j]
+                  for (i = 1; i <= nk; i++) { x = v[p[j], k[i]]; printf "\t%s", x == "" ? "-" : x }
+                  printf "\n" } }'
+}
+
 # --- seconds per epoch per conv path ------------------------------------------
 # Beside OUT.svg, OUT.caption: the figure's caption in Markdown, saying what
 # was drawn (the book takes it from there: tools/book.lua, caption="drawn").
@@ -155,14 +169,8 @@ if [ -n "$lay" ]; then
     # The convolutions' % of peak on one thread: one group per layer and
     # direction, one bar per path.
     rows "$lay" | awk -F, '$4 == 1 && $2 != "-" && $13 != "" {
-            part = $1 " " $10
-            if (!(part in hp)) { hp[part] = 1; p[++np] = part }
-            if (!($2 in hk)) { hk[$2] = 1; k[++nk] = $2 }
-            v[part, $2] = $13 }
-        END { printf "layer"; for (i = 1; i <= nk; i++) printf "\t%s", k[i]; printf "\n"
-              for (j = 1; j <= np; j++) { printf "%s", p[j]
-                  for (i = 1; i <= nk; i++) { x = v[p[j], k[i]]; printf "\t%s", x == "" ? "-" : x }
-                  printf "\n" } }' > "$tmp/peak"
+                               print $1 " " $10 "\t" $2 "\t" $13 }' |
+        by_path > "$tmp/peak"
     if [ "$(wc -l < "$tmp/peak")" -gt 1 ]; then
         { echo "set title 'The convolutions on one thread: % of the FMA peak per path'"
           echo "set ylabel '% of peak'; set yrange [0:100]"
@@ -183,15 +191,9 @@ if [ -n "$turns" ]; then
         *) echo "error: cnn-plot.sh: $turns is not a stage-08 layers file" >&2; exit 1 ;;
     esac
     # One group per layer, direction and thread count, one bar per path.
-    rows "$turns" | awk -F, '{
-            part = $1 " " ($10 == "forward" ? "fwd" : "bwd") ", " $4 " th"
-            if (!(part in hp)) { hp[part] = 1; p[++np] = part }
-            if (!($2 in hk)) { hk[$2] = 1; k[++nk] = $2 }
-            v[part, $2] = 1000 * $11 }
-        END { printf "layer"; for (i = 1; i <= nk; i++) printf "\t%s", k[i]; printf "\n"
-              for (j = 1; j <= np; j++) { printf "%s", p[j]
-                  for (i = 1; i <= nk; i++) { x = v[p[j], k[i]]; printf "\t%s", x == "" ? "-" : x }
-                  printf "\n" } }' > "$tmp/turns"
+    rows "$turns" | awk -F, '{ dir = $10 == "forward" ? "fwd" : "bwd"
+                               print $1 " " dir ", " $4 " th\t" $2 "\t" 1000 * $11 }' |
+        by_path > "$tmp/turns"
     if [ "$(wc -l < "$tmp/turns")" -gt 1 ]; then
         { echo "set title 'The fused convolutions per path, taking turns: milliseconds per batch'"
           echo "set ylabel 'ms per batch'; set yrange [0:*]"
