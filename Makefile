@@ -33,7 +33,7 @@ include tools/book.mk
 .DEFAULT_GOAL := all
 
 .PHONY: all deps test-deps build bench plots book check-book datasets help clean \
-        test test-neon reference fuzz-idx
+        test test-neon test-avx512 reference fuzz-idx
 
 all: deps
 	@for s in $(STAGES); do $(MAKE) --no-print-directory -C $$s build || exit 1; done
@@ -88,12 +88,15 @@ reference: build
 TEST_STAGE_SRCS := $(filter-out $(wildcard stages/*/bench_*.c stages/*/run_*.c),\
                    $(wildcard stages/*/*.c))
 TEST_SRCS := $(wildcard tests/test_*.c)
-TEST_OBJS := $(patsubst %.c,$(BUILD)/obj/$(notdir $(CC))-test/all/%.o,$(TEST_STAGE_SRCS) $(TEST_SRCS))
-TEST_ALL := $(BUILD)/test-all-$(notdir $(CC))
+# EMULATE=avx512 builds them again, in their own folders (`test-avx512`).
+TEST_TAG := $(notdir $(CC))$(if $(EMULATE),-emulated-$(EMULATE))
+TEST_OBJ := $(BUILD)/obj/$(notdir $(CC))-test$(if $(EMULATE),-emulated-$(EMULATE))
+TEST_OBJS := $(patsubst %.c,$(TEST_OBJ)/all/%.o,$(TEST_STAGE_SRCS) $(TEST_SRCS))
+TEST_ALL := $(BUILD)/test-all-$(TEST_TAG)
 
 # The training drivers too, built the same way: the tests of stages 07 and
 # 08 run them on a small set they write (TEST_DRIVERS tells them where).
-TEST_DRIVER_DIR := $(BUILD)/test-drivers-$(notdir $(CC))
+TEST_DRIVER_DIR := $(BUILD)/test-drivers-$(TEST_TAG)
 TEST_DRIVERS := $(TEST_DRIVER_DIR)/run_mlp $(TEST_DRIVER_DIR)/run_cnn
 
 test: test-deps
@@ -101,21 +104,22 @@ test: test-deps
 	@tools/check-layers.sh $(BUILD)/obj/$(notdir $(CC))-test/common/gemm
 	@tools/check-folders.sh
 	@$(MAKE) --no-print-directory test-neon
+	@$(MAKE) --no-print-directory test-avx512
 	@PEAK_CACHE= GEMM_STRASSEN_RULE= LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
 	  TEST_DRIVERS=$(abspath $(TEST_DRIVER_DIR)) \
 	  $(TEST_ALL) $(if $(TASK),--filter 'task_$(subst .,_,$(TASK))/*')
 
 test-build: $(TEST_ALL) $(TEST_DRIVERS)
 
-$(BUILD)/obj/$(notdir $(CC))-$(MODE)/all/%.o: %.c $(FLAGS_STAMP)
+$(OBJ)/all/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(isa_flags) -I$(dir $<) $(addprefix -I,$(STAGES)) -MMD -MP -c $< -o $@
 
 $(TEST_ALL): $(TEST_OBJS) $(COMMON_OBJS)
 	$(CC) $(LDFLAGS) $^ -lcriterion $(LDLIBS) -o $@
 
-$(TEST_DRIVER_DIR)/run_mlp: $(BUILD)/obj/$(notdir $(CC))-test/all/stages/07_mlp/run_mlp.o
-$(TEST_DRIVER_DIR)/run_cnn: $(BUILD)/obj/$(notdir $(CC))-test/all/stages/08_conv/run_cnn.o
+$(TEST_DRIVER_DIR)/run_mlp: $(TEST_OBJ)/all/stages/07_mlp/run_mlp.o
+$(TEST_DRIVER_DIR)/run_cnn: $(TEST_OBJ)/all/stages/08_conv/run_cnn.o
 $(TEST_DRIVERS): $(COMMON_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -125,6 +129,11 @@ $(TEST_DRIVERS): $(COMMON_OBJS)
 # NEON code, cross-built for AArch64 and run under qemu, when both are here.
 test-neon:
 	@tools/test-neon.sh
+
+# The AVX-512 code on a CPU without AVX-512: every test again, with SIMDe
+# standing in for its instructions, when libsimde-dev is installed.
+test-avx512:
+	@MAKE="$(MAKE)" CC="$(CC)" tools/test-avx512.sh $(if $(TASK),--filter 'task_$(subst .,_,$(TASK))/*')
 
 # Fashion-MNIST, MNIST digits and the committed sample, checked against
 # datasets/SHA256SUMS, into build/datasets/ or DATA_DIR=.
@@ -149,7 +158,11 @@ help:
 	@echo
 	@echo "  make                 the main job: check dependencies, build every stage,"
 	@echo "                       run the quick benchmarks, draw the plots, build the book"
-	@echo "  make test            build and run every test (sanitizers, -Werror)"
+	@echo "  make test            build and run every test (sanitizers, -Werror); on"
+	@echo "                       x86-64 without AVX-512, test-avx512 too, and on any"
+	@echo "                       machine test-neon (each when its tools are installed)"
+	@echo "  make test-neon       the NEON code, cross-built, under qemu-aarch64"
+	@echo "  make test-avx512     every test with the AVX-512 code emulated by SIMDe"
 	@echo "  make stage-NN [T]    one stage (NN in: $(STAGE_NUMS)); T is one of"
 	@echo "                         build  bench  test  run  plot  assignment  grade  clean"
 	@echo "                       (assignment: a student kit in build/assignments/, with the"

@@ -10,7 +10,9 @@ ifeq ($(origin CC),default)
 endif
 MODE ?= release
 BUILD := $(ROOT)/build
-OBJ := $(BUILD)/obj/$(notdir $(CC))-$(MODE)
+# EMULATE=avx512 (`make test-avx512`): the AVX-512 kernels built for AVX2,
+# with SIMDe standing in for their intrinsics, on a CPU without AVX-512.
+OBJ := $(BUILD)/obj/$(notdir $(CC))-$(MODE)$(if $(EMULATE),-emulated-$(EMULATE))
 ARCH := $(shell $(CC) -dumpmachine 2>/dev/null | cut -d- -f1)
 
 # A call to an undeclared function is always an error: C would otherwise
@@ -48,6 +50,14 @@ LDLIBS := -fopenmp $(BLAS_LIBS) -lz -lm
 ifeq ($(ARCH),x86_64)
   ISA_avx2 := -mavx2 -mfma
   ISA_avx512 := -mavx512f -mfma
+endif
+# -Wno-psabi: clang warns that a 512-bit vector passed without AVX-512 is
+# passed differently; every file that passes one is built the same way here.
+ifeq ($(EMULATE),avx512)
+  ISA_avx512 := -mavx2 -mfma -Wno-psabi -include $(abspath $(ROOT))/tests/avx512_emulated.h
+  CFLAGS += -DEMULATE_AVX512
+else ifneq ($(EMULATE),)
+  $(error EMULATE=$(EMULATE): the one instruction set this build can emulate is avx512)
 endif
 isa_flags = $(if $(filter %_avx512.c,$<),$(ISA_avx512),$(if $(filter %_avx2.c,$<),$(ISA_avx2)))
 # The scalar peak must stay scalar: no auto-vectorization.

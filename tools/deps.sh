@@ -9,7 +9,8 @@
 #
 # build: compile and benchmark; test: + Criterion, pandoc for the book check;
 # all: + gnuplot, pandoc and weasyprint for plots and the book;
-# cross: the AArch64 cross compiler and qemu, to build and test the NEON code;
+# cross: the AArch64 cross compiler and qemu, to build and test the NEON code,
+# and SIMDe, to test the AVX-512 code on a CPU without it;
 # datasets: Fashion-MNIST; fuzz: clang's libFuzzer, for `make fuzz-idx`;
 # compare: PyTorch, the peer of `make stage-07 compare` and `stage-08
 # compare`, and the two mallocs a PyTorch user preloads to speed it up.
@@ -22,7 +23,7 @@ quiet="${2:-}"
 build="gcc:gcc make:make pkg-config:pkg-config libopenblas-dev:openblas_config.h python3:python3 zlib1g-dev:/usr/include/zlib.h"
 test="libcriterion-dev:/usr/include/criterion/criterion.h pandoc:pandoc"
 book="gnuplot-nox:gnuplot pandoc:pandoc weasyprint:weasyprint"
-cross="gcc-aarch64-linux-gnu:aarch64-linux-gnu-gcc qemu-user:qemu-aarch64"
+cross="gcc-aarch64-linux-gnu:aarch64-linux-gnu-gcc qemu-user:qemu-aarch64 libsimde-dev:/usr/include/simde/x86/avx512.h"
 datasets="dataset-fashion-mnist:/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"
 fuzz="clang:clang libclang-rt-14-dev:libfuzzer"
 compare="python3-torch:/usr/lib/python3/dist-packages/torch/__init__.py libtcmalloc-minimal4:libtcmalloc_minimal.so.4 libjemalloc2:libjemalloc.so.2"

@@ -33,7 +33,12 @@ int isa_supported(enum isa isa)
     case ISA_AVX2:
         return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     case ISA_AVX512:
+#if defined(EMULATE_AVX512)
+        // `make test-avx512`: SIMDe runs the AVX-512 kernels with AVX2.
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+#endif
 #endif
 #if defined(__aarch64__)
     case ISA_NEON:
