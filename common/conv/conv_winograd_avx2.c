@@ -2,8 +2,9 @@
 // is the plain loop's (conv_winograd_scalar.c) with eight channels in a
 // register and the multiplications by constants folded into FMAs; the
 // layout changes turn 8×8 blocks round in registers (transpose8_avx2.h),
-// the edges that do not fill a block one float at a time. conv_winograd_parts.h sits
-// outside the guard so the file is never an empty translation unit.
+// the edges that do not fill a block one float at a time.
+// conv_winograd_parts.h sits outside the guard so the file is never an
+// empty translation unit.
 #include "conv_winograd_parts.h"
 
 #if defined(__x86_64__)
@@ -24,7 +25,7 @@ static inline __m256 fma_k(float k, __m256 a, __m256 b)
 }
 
 // listing: winograd_bt_avx2
-// t = Bᵀ d, six vectors into six (conv_winograd.c's bt_column).
+// t = Bᵀ d, six vectors into six (conv_winograd_scalar.c's bt_column).
 static inline void bt(const __m256 d[6], __m256 t[6])
 {
     __m256 d4_d2 = _mm256_sub_ps(d[4], d[2]), d3_d1 = _mm256_sub_ps(d[3], d[1]);
