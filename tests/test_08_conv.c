@@ -1262,6 +1262,17 @@ Test(conv, maxpool_row_neon_agrees_with_scalar) { maxpool_row_against_scalar(ISA
 // ---------------------------------------------------------------------------
 // The implicit GEMM's gather, and the path on every ISA's micro-kernel.
 
+// 1 when this CPU runs isa, which every kernel family then takes; else 0,
+// and (when say) a line in the log that it was skipped.
+static int take_isa(enum isa isa, int say)
+{
+    if (isa_force(isa) == 0)
+        return 1;
+    if (say)
+        cr_log_info("skipped %s: this CPU cannot run it", isa_name(isa));
+    return 0;
+}
+
 // Columns in runs of consecutive offsets, as the packings make them (runs of
 // 1 to 16, a last run that ends at span), as many runs as the AVX2 gather
 // gives back to the scalar loop, and columns that do not ascend (which it
@@ -1273,10 +1284,8 @@ Test(conv, maxpool_row_neon_agrees_with_scalar) { maxpool_row_against_scalar(ISA
 #if defined(__x86_64__)
 static void gather_against_scalar(enum isa isa)
 {
-    if (isa_force(isa) != 0) {
-        cr_log_info("skipped: this CPU cannot run %s", isa_name(isa));
+    if (!take_isa(isa, 1))
         return;
-    }
     const int run_lengths[][16] = {{16}, {11, 5}, {5, 11}, {1, 11, 4}, {3, 3, 3, 3, 3, 1},
                                    {2, 2, 2, 2, 2, 2, 2, 2}, {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
                                                               1, 1, 1, 1}};
@@ -1797,17 +1806,6 @@ static const struct conv_case winograd_shapes[] = {
 };
 enum { WINOGRAD_SHAPES = sizeof winograd_shapes / sizeof winograd_shapes[0] };
 
-// 1 when this CPU runs isa, which every kernel family then takes; else 0,
-// and (when say) a line in the log that it was skipped.
-static int winograd_isa(enum isa isa, int say)
-{
-    if (isa_force(isa) == 0)
-        return 1;
-    if (say)
-        cr_log_info("skipped %s: this CPU cannot run it", isa_name(isa));
-    return 0;
-}
-
 // The forward against the double-precision definition, within the bound
 // above, on every ISA this CPU has (each has its own transforms, layout
 // loops and GEMM kernel).
@@ -1825,7 +1823,7 @@ Test(conv, winograd_within_its_error_bound, .timeout = 120)
         char shape[128];
         describe(k, shape, sizeof shape);
         for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
-            if (!winograd_isa(isas[i], s == 0))
+            if (!take_isa(isas[i], s == 0))
                 continue;
             struct conv_result r = run_conv(k, CONV_WINOGRAD, PLAIN, xf, wf, bf, dyf);
             for (int im = 0; im < k->n; im++)
@@ -1977,7 +1975,7 @@ Test(conv, winograd_backward_within_its_error_bound, .timeout = 120)
         char shape[128];
         describe(k, shape, sizeof shape);
         for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
-            if (!winograd_isa(isas[i], s == 0))
+            if (!take_isa(isas[i], s == 0))
                 continue;
             struct conv_result r = run_conv(k, CONV_WINOGRAD, PLAIN, xf, wf, bf, dyf);
             for (long j = 0; j < x_size(k); j++)
@@ -2064,7 +2062,7 @@ Test(conv, winograd_transforms_and_their_transposes)
     float *du = filled(36 * VS, 2403);
     for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
         const struct wino_kernels *kern = wino_kernels(isas[i]);
-        if (!winograd_isa(isas[i], 1))
+        if (!take_isa(isas[i], 1))
             continue;
         const char *name = isa_name(isas[i]);
         static float tv[36 * VS], ty[4 * ROW], tm[36 * VS], td[6 * ROW];
@@ -2143,7 +2141,7 @@ Test(conv, winograd_layouts_equal_the_plain_loops)
     const int sizes[][3] = {{1, 1, 1}, {8, 3, 8}, {13, 13, 32}, {11, 11, 20}, {2, 17, 9},
                             {5, 24, 16}};
     for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
-        if (!winograd_isa(isas[i], 1))
+        if (!take_isa(isas[i], 1))
             continue;
         const struct wino_kernels *kern = wino_kernels(isas[i]);
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
