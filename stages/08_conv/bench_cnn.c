@@ -924,8 +924,8 @@ int main(int argc, char **argv)
 
     // The chapter's staircase, whole training steps: every convolution
     // through im2col and no pooling fused (the network as the chapter first
-    // builds it), then the auto path (conv1's direct kernel, conv2's implicit
-    // GEMM) with 0, 1 or 2 of the convolutions fused with their pooling. The
+    // builds it), then the auto path (conv1's direct kernel, conv2 on
+    // Winograd) with 0, 1 or 2 of the convolutions fused with their pooling. The
     // four in turn, ROUNDS times, so that each sees the same minutes of the
     // machine; the median of the rounds.
     if (fus) {
