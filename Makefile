@@ -33,7 +33,7 @@ include tools/book.mk
 .DEFAULT_GOAL := all
 
 .PHONY: all deps test-deps build bench plots book check-book datasets help clean \
-        test test-neon test-avx512 reference fuzz-idx
+        test test-run test-neon test-avx512 reference fuzz-idx
 
 all: deps
 	@for s in $(STAGES); do $(MAKE) --no-print-directory -C $$s build || exit 1; done
@@ -105,11 +105,17 @@ test: test-deps
 	@tools/check-folders.sh
 	@$(MAKE) --no-print-directory test-neon
 	@$(MAKE) --no-print-directory test-avx512
-	@PEAK_CACHE= GEMM_STRASSEN_RULE= LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
-	  TEST_DRIVERS=$(abspath $(TEST_DRIVER_DIR)) \
-	  $(TEST_ALL) $(if $(TASK),--filter 'task_$(subst .,_,$(TASK))/*')
+	@$(MAKE) --no-print-directory test-run FILTER='$(TASK_FILTER)'
 
 test-build: $(TEST_ALL) $(TEST_DRIVERS)
+
+# The test program, built, in the environment its tests expect; FILTER= is
+# Criterion's --filter pattern. `make test` and tools/test-avx512.sh run it.
+TASK_FILTER := $(if $(TASK),task_$(subst .,_,$(TASK))/*)
+test-run:
+	@PEAK_CACHE= GEMM_STRASSEN_RULE= LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
+	  TEST_DRIVERS=$(abspath $(TEST_DRIVER_DIR)) \
+	  $(TEST_ALL) $(if $(FILTER),--filter '$(FILTER)')
 
 $(OBJ)/all/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
@@ -133,7 +139,7 @@ test-neon:
 # The AVX-512 code on a CPU without AVX-512: every test again, with SIMDe
 # standing in for its instructions, when libsimde-dev is installed.
 test-avx512:
-	@MAKE="$(MAKE)" CC="$(CC)" tools/test-avx512.sh $(if $(TASK),--filter 'task_$(subst .,_,$(TASK))/*')
+	@MAKE="$(MAKE)" CC="$(CC)" tools/test-avx512.sh $(if $(TASK_FILTER),'$(TASK_FILTER)')
 
 # Fashion-MNIST, MNIST digits and the committed sample, checked against
 # datasets/SHA256SUMS, into build/datasets/ or DATA_DIR=.

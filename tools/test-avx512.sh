@@ -4,12 +4,11 @@
 # (tests/avx512_emulated.h, EMULATE=avx512 in common/build.mk) and runs it,
 # so that every test runs the paths the reference machine takes. `make test`
 # calls it; on a CPU with AVX-512 the ordinary test run has run them already.
-#   tools/test-avx512.sh [criterion flags, e.g. --filter 'conv/*']
+#   tools/test-avx512.sh [PATTERN]   Criterion's --filter, e.g. 'conv/*'
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 1
 make=${MAKE:-make}
-cc=${CC:-gcc}
 
 case "$(uname -m)" in
 x86_64) ;;
@@ -30,13 +29,8 @@ $make --no-print-directory MODE=test EMULATE=avx512 test-build >"$root/build/tes
     echo "error: test-avx512.sh: the emulated build failed" >&2
     exit 1
 }
-tag=$(basename "$cc")-emulated-avx512
 # The kit and book suites build the student kits and the book with make, as
 # a reader does, not with this program's code: emulation changes nothing
-# they test, and they are a quarter of the run. Flags given replace this.
-[ $# -gt 0 ] || set -- --filter '!(kit|book)/*'
+# they test, and they are a quarter of the run. A PATTERN given replaces this.
 echo "running the tests on the emulated AVX-512 path"
-PEAK_CACHE= GEMM_STRASSEN_RULE= \
-    LSAN_OPTIONS=suppressions=$root/tests/lsan.supp:print_suppressions=0 \
-    TEST_DRIVERS=$root/build/test-drivers-$tag \
-    "$root/build/test-all-$tag" "$@"
+$make --no-print-directory MODE=test EMULATE=avx512 test-run FILTER="${1:-!(kit|book)/*}"
