@@ -23,6 +23,9 @@
 #                                          BOOK.md's `reference:` header names
 #   tools/check-book.sh --chapters [BOOK.md]
 #                                          print that chapter list, one a line
+#   tools/check-book.sh --words [BOOK.md]  print each chapter's prose word count and
+#                                          fail when one is above $BOOK_MAX_WORDS
+#                                          (default 6000)
 #
 # Paths inside the files are taken relative to the repository root (this
 # script's parent directory), or to $BOOK_ROOT when set. Plots need not be
@@ -32,7 +35,7 @@ set -eu
 
 usage() {
     echo "usage: tools/check-book.sh FILE... | --book [BOOK.md] | --student [BOOK.md] |" \
-         "--provenance [BOOK.md] | --chapters [BOOK.md]" >&2
+         "--provenance [BOOK.md] | --chapters [BOOK.md] | --words [BOOK.md]" >&2
     exit 2
 }
 
@@ -177,8 +180,50 @@ path_check() {
     [ "$missing" -eq 0 ]
 }
 
+# Prose words of each file: words split on blanks, leaving out fenced code
+# blocks (``` or ~~~), indented code (a line that starts with four spaces or
+# a tab) and attributes such as the {.result ...} of a number the filter
+# fills in (the number itself, an empty [] in the source, counts as one).
+# Prints "WORDS FILE" a line.
+prose_words() {
+    awk '
+        function flush() { if (name != "") print n, name }
+        FNR == 1 { flush(); name = FILENAME; n = 0; fence = 0; inattr = 0 }
+        /^[ \t]*(```|~~~)/ { fence = !fence; next }
+        fence { next }
+        /^(    |\t)/ { next }
+        {
+            line = $0
+            if (inattr) {
+                if (!sub(/^[^}]*\}/, "", line)) next
+                inattr = 0
+            }
+            gsub(/\{\.[^}]*\}/, "", line)
+            if (match(line, /\{\.[^}]*$/)) { line = substr(line, 1, RSTART - 1); inattr = 1 }
+            n += split(line, w, /[ \t]+/) - (line ~ /^[ \t]/) - (line ~ /[ \t]$/)
+        }
+        END { flush() }' "$@"
+}
+
 [ $# -ge 1 ] || usage
 case $1 in
+    --words)
+        [ $# -le 2 ] || usage
+        book=${2:-book.md}
+        chapters=$(list_chapters "$book") || exit 1
+        max=${BOOK_MAX_WORDS:-6000}
+        # shellcheck disable=SC2086
+        (cd "$BOOK_ROOT" && prose_words $chapters) | awk -v max="$max" '
+            {
+                note = ""
+                if ($1 + 0 > max + 0) { note = "  (above " max ")"; over++ }
+                printf "  %6d  %s%s\n", $1, $2, note
+            }
+            END {
+                if (over) { printf "check-book: %d chapter(s) above %d words of prose\n", over, max > "/dev/stderr"; exit 1 }
+                print "check-book: every chapter at or under " max " words of prose"
+            }' || exit 1
+        ;;
     --chapters)
         [ $# -le 2 ] || usage
         list_chapters "${2:-book.md}"
