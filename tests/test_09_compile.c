@@ -818,7 +818,7 @@ Test(compiled_mlp, a_step_is_nine_kernels_and_moves_fewer_bytes_than_one_per_op,
     nn_model_free(&m);
 }
 
-// The kernels chapter 9 quotes are the ones the generator writes now:
+// The kernels chapter 10 quotes are the ones the generator writes now:
 // plots/data/stage-09-kernels.txt (make stage-09 kernels writes a fresh one
 // into build/results/), every line but those naming a file in the cache.
 static char *read_text(FILE *f, long *len)

@@ -295,7 +295,7 @@ README = """\
 # Stage {num} assignment: {title}
 
 This is stage {stage} of *From Matmul to MNIST*, with the code you are to write
-cut out. Read chapter {stage} of the book first: it explains every task.
+cut out. Read {chapters} of the book first: it explains every task.
 {book}
 ## Your tasks, in order
 
@@ -438,9 +438,21 @@ def task_list(out, stage, tasks):
     return "\n\n".join(blocks)
 
 
+def stage_chapters(stage_dir, stage):
+    """The chapters a stage goes with, as numbers: the ones its README's first
+    line names ("(chapter 10)", "(chapters 8 and 9)"), else the stage's own."""
+    try:
+        with open(os.path.join(stage_dir, "README.md")) as f:
+            first = f.readline()
+    except OSError:
+        first = ""
+    m = re.search(r"\(chapters? ([0-9][0-9, and]*)\)", first)
+    return [int(n) for n in re.findall(r"[0-9]+", m.group(1))] if m else [stage]
+
+
 def chapter_title(root, num):
     """The title of chapter num, from its first heading, or None."""
-    for path in sorted(glob.glob(os.path.join(root, "chapters", f"{num}-*.md"))):
+    for path in sorted(glob.glob(os.path.join(root, "chapters", f"{num:02d}-*.md"))):
         with open(path) as f:
             for line in f:
                 m = re.match(r"^#\s+(.*?)\s*(\{.*\})?\s*$", line)
@@ -547,7 +559,10 @@ def main():
     with open(os.path.join(stage_dir, "Makefile")) as f:
         stage_help = re.search(r"^help:", f.read(), re.M) is not None
     commands = command_list(stage_dir, num, first, has_data, bool(books), stage_help)
-    title = chapter_title(root, num) or name.split("_", 1)[1].replace("_", " ")
+    chapters = stage_chapters(stage_dir, stage)
+    title = chapter_title(root, chapters[0]) or name.split("_", 1)[1].replace("_", " ")
+    chapters_text = ("chapter " + str(chapters[0]) if len(chapters) == 1 else
+                     "chapters " + ", ".join(str(c) for c in chapters[:-1]) + f" and {chapters[-1]}")
     book_line = ("\nThe book is in `book/` (`book.html`, `book.epub`, `book.pdf`): its student "
                  "edition,\nin which every listing that holds a task's solution shows the stub "
                  "you start from.\n" if books else "")
@@ -566,7 +581,8 @@ def main():
         peer = ("\n`make compare` runs PyTorch beside your code: Debian's `python3-torch`\n"
                 "(`apt-get install python3-torch`); without it, it says so and skips.\n"
                 if os.path.exists(os.path.join(out, "tools", "torch_peer.py")) else "")
-        f.write(README.format(num=num, stage=stage, title=title, book=book_line, peer=peer,
+        f.write(README.format(num=num, stage=stage, chapters=chapters_text, title=title,
+                              book=book_line, peer=peer,
                               tasks=task_list(out, stage, tasks), commands=commands,
                               grade=grade_paragraph(grade),
                               tests=TESTS_GEMM if grade.get("GRADE_KERNELS", "").strip()

@@ -4,7 +4,7 @@
 # by gnuplot. Two kinds of file:
 #   a tape written by `run_spirals --dot FILE` (chapter 6): each op with its
 #     inputs and output, newest first, the order the backward walks them;
-#   a lazy graph written by `run_compiled --dot FILE` (chapter 9): each node
+#   a lazy graph written by `run_compiled --dot FILE` (chapter 10): each node
 #     with the nodes it reads, in the order the graph made them.
 #   tools/tape-plot.sh IN.dot OUT_BASENAME   → OUT_BASENAME.svg and .png
 set -eu

@@ -10,7 +10,7 @@
 // node of a graph: (op, inputs, shape, constant). Nothing is computed until
 // a program made from the graph runs: the program rewrites the graph,
 // groups it into kernels, writes each kernel as C, compiles it with the
-// system's C compiler and runs the result (chapter 9).
+// system's C compiler and runs the result (chapter 10).
 //
 //   lazy_graph.c     nodes, hash-consing, broadcasting, shapes, Graphviz
 //   lazy_grad.c      the backward of a loss as a new graph (no tape)
@@ -231,7 +231,7 @@ void lazy_program_stats(const struct lazy_program *p, struct lazy_program_stats 
 void lazy_program_report(const struct lazy_program *p, FILE *f);
 // Every kernel's generated C source, each under its file's path and between
 // markers named `prefix-NAME` ("step-k00_matmul_add_max"), so that a saved
-// dump can be quoted kernel by kernel (chapter 9 does).
+// dump can be quoted kernel by kernel (chapter 10 does).
 void lazy_program_dump(const struct lazy_program *p, const char *prefix, FILE *f);
 // Timing each kernel of every run (on: also clears the sums).
 void lazy_program_profile(struct lazy_program *p, int on);

@@ -739,7 +739,7 @@ int lazy_schedule_make(struct lazy_schedule *s, int n, const struct lazy_output 
             // One gemm() call for the whole product, its epilogue after it;
             // or, with panel_bytes, a call per panel of rows, each panel's
             // epilogue right after its GEMM, while the panel is in cache (but
-            // each call packs op(B) again: chapter 9 measures both). A
+            // each call packs op(B) again: chapter 10 measures both). A
             // product the kernel does not store lives in a scratch panel:
             // when that is larger than half of L2 it is written to memory
             // and read back, and counted so.

@@ -61,7 +61,7 @@ void compiled_mlp_set_lr(struct compiled_mlp *c, float lr);
 void compiled_mlp_dot(const struct compiled_mlp *c, FILE *f);
 // Every kernel of the training step, then of the evaluation, as
 // lazy_program_dump writes them (markers "step-NAME" and "eval-NAME"), under
-// a line naming the model: the file chapter 9 quotes its kernels from.
+// a line naming the model: the file chapter 10 quotes its kernels from.
 void compiled_mlp_kernels(const struct compiled_mlp *c, const char *model, FILE *f);
 
 // An epoch over split s in an order shuffled from seed + epoch, and the
