@@ -657,6 +657,25 @@ Test(book, the_real_book_checks)
                  read_file(tmp_path("book-out.txt")));
 }
 
+// check-book --words counts each chapter's prose: fenced code, indented code
+// and {.attribute} spans (one spread over two lines too) are left out, the []
+// a number fills in counts as one word; a chapter above the limit fails.
+Test(book, prose_words_leave_out_code_and_fail_above_the_limit)
+{
+    cr_assert_eq(sh("BOOK_ROOT=tests/book/words tools/check-book.sh --words "
+                    "tests/book/words/book.md >$T/book-words.txt 2>&1"),
+                 0, "%s", read_file(tmp_path("book-words.txt")));
+    const char *out = read_file(tmp_path("book-words.txt"));
+    cr_assert_not_null(strstr(out, "       7  ch.md\n"), "%s", out);
+    cr_assert_neq(sh("BOOK_MAX_WORDS=6 BOOK_ROOT=tests/book/words tools/check-book.sh --words "
+                     "tests/book/words/book.md >$T/book-words.txt 2>&1"),
+                  0);
+    out = read_file(tmp_path("book-words.txt"));
+    cr_assert_not_null(strstr(out, "1 chapter(s) above 6 words of prose"), "%s", out);
+    cr_assert_eq(sh("tools/check-book.sh --words book.md >$T/book-words.txt 2>&1"), 0, "%s",
+                 read_file(tmp_path("book-words.txt")));
+}
+
 // A results file the book quotes must come from the compiler and one of the
 // machines its reference: header names; each table's caption names that
 // machine from the header. Another compiler, another machine, or a header

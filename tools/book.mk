@@ -11,7 +11,8 @@
 #   make check-book  run the filter over book.md and its chapters (fast, no
 #                    plots), check the student edition holds no answer, and
 #                    that the results the book quotes come from its compiler
-#                    and machines
+#                    and machines; print each chapter's prose words (fenced and
+#                    indented code left out) and fail above 6,000
 #
 # Chapter order is the `chapters:` list in book.md's YAML metadata.
 
@@ -193,3 +194,5 @@ check-book:
 	@tools/check-book.sh --book book.md
 	@tools/check-book.sh --student book.md
 	@tools/check-book.sh --provenance book.md
+	@echo "prose words (code blocks left out):"
+	@tools/check-book.sh --words book.md
