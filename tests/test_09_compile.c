@@ -665,9 +665,9 @@ Test(lazy_rewrite, rewrites_keep_the_values_of_random_expressions)
 }
 
 // ---------------------------------------------------------------------------
-// The scheduler: what fuses, what it counts.
+// The scheduler: what fuses (task 9.3, try_join), what it counts.
 
-Test(lazy_schedule, a_layer_is_one_kernel_and_its_bytes_match_a_hand_count)
+Test(task_9_3, a_layer_is_one_kernel_and_its_bytes_match_a_hand_count)
 {
     int b = 64, in = 784, out = 256;
     struct lazy_graph *g = lazy_graph_new();
@@ -705,7 +705,7 @@ Test(lazy_schedule, a_layer_is_one_kernel_and_its_bytes_match_a_hand_count)
     free(bias.data);
 }
 
-Test(lazy_schedule, softmax_and_the_loss_share_a_kernel_and_no_fusion_splits_them)
+Test(task_9_3, softmax_and_the_loss_share_a_kernel_and_no_fusion_splits_them)
 {
     struct lazy_graph *g = lazy_graph_new();
     struct buf z;
