@@ -439,15 +439,18 @@ def task_list(out, stage, tasks):
 
 
 def stage_chapters(stage_dir, stage):
-    """The chapters a stage goes with, as numbers: the ones its README's first
-    line names ("(chapter 10)", "(chapters 8 and 9)"), else the stage's own."""
+    """The chapters a stage goes with: the numbers and the words its README's
+    first line names them by ("(chapter 10)", "(chapters 8 and 9)", "(chapter 5
+    and the appendix ...)"), else the stage's own number."""
     try:
         with open(os.path.join(stage_dir, "README.md")) as f:
             first = f.readline()
     except OSError:
         first = ""
-    m = re.search(r"\(chapters? ([0-9][0-9, and]*)\)", first)
-    return [int(n) for n in re.findall(r"[0-9]+", m.group(1))] if m else [stage]
+    m = re.search(r"\((chapters? [0-9][^)]*)\)", first)
+    if not m:
+        return [stage], f"chapter {stage}"
+    return [int(n) for n in re.findall(r"\b[0-9]+\b", m.group(1))], m.group(1)
 
 
 def chapter_title(root, num):
@@ -559,10 +562,8 @@ def main():
     with open(os.path.join(stage_dir, "Makefile")) as f:
         stage_help = re.search(r"^help:", f.read(), re.M) is not None
     commands = command_list(stage_dir, num, first, has_data, bool(books), stage_help)
-    chapters = stage_chapters(stage_dir, stage)
+    chapters, chapters_text = stage_chapters(stage_dir, stage)
     title = chapter_title(root, chapters[0]) or name.split("_", 1)[1].replace("_", " ")
-    chapters_text = ("chapter " + str(chapters[0]) if len(chapters) == 1 else
-                     "chapters " + ", ".join(str(c) for c in chapters[:-1]) + f" and {chapters[-1]}")
     book_line = ("\nThe book is in `book/` (`book.html`, `book.epub`, `book.pdf`): its student "
                  "edition,\nin which every listing that holds a task's solution shows the stub "
                  "you start from.\n" if books else "")
