@@ -295,7 +295,7 @@ README = """\
 # Stage {num} assignment: {title}
 
 This is stage {stage} of *From Matmul to MNIST*, with the code you are to write
-cut out. Read {chapters} of the book first: it explains every task.
+cut out. Read {chapters} of the book first: every task is explained there.
 {book}
 ## Your tasks, in order
 
