@@ -28,6 +28,7 @@ $(STAGE_TARGETS):
 else
 
 include common/build.mk
+include common/blas/blas.mk
 include tools/book.mk
 
 .DEFAULT_GOAL := all
@@ -55,6 +56,7 @@ test-deps:
 
 build:
 	@for s in $(STAGES); do $(MAKE) --no-print-directory -C $$s build || exit 1; done
+	@$(MAKE) --no-print-directory blas
 
 bench:
 	@for s in $(STAGES); do $(MAKE) --no-print-directory -C $$s bench || exit 1; done
@@ -105,6 +107,7 @@ test: test-deps
 	@tools/check-folders.sh
 	@$(MAKE) --no-print-directory test-neon
 	@$(MAKE) --no-print-directory test-avx512
+	@$(MAKE) --no-print-directory blas-test
 	@$(MAKE) --no-print-directory test-run FILTER='$(TASK_FILTER)'
 
 test-build: $(TEST_ALL) $(TEST_DRIVERS)
@@ -169,6 +172,9 @@ help:
 	@echo "                       machine test-neon (each when its tools are installed)"
 	@echo "  make test-neon       the NEON code, cross-built, under qemu-aarch64"
 	@echo "  make test-avx512     every test with the AVX-512 code emulated by SIMDe"
+	@echo "  make blas            build/lib/libmmblas.so: the book's gemm() as a BLAS (sgemm_,"
+	@echo "                       cblas_sgemm) for LD_PRELOAD; MMBLAS_VERBOSE=1 counts its calls"
+	@echo "  make blas-check      netlib's BLAS tester (libblas-test) on it: SGEMM, cblas_sgemm"
 	@echo "  make stage-NN [T]    one stage (NN in: $(STAGE_NUMS)); T is one of"
 	@echo "                         build  bench  test  run  plot  assignment  grade  clean"
 	@echo "                       (assignment: a student kit in build/assignments/, with the"
