@@ -70,6 +70,7 @@ reference: build
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-02 run
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-04 run
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-05 run
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-05 preload
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-07 run
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-07 compare
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-07 profile
@@ -182,7 +183,8 @@ help:
 	@echo "                       e.g. make stage-01 bench, make stage-01 test TASK=1.2;"
 	@echo "                       stage 04 adds staircase (the GEMM one step at a time);"
 	@echo "                       stage 05 adds paths and strassen (Strassen's algorithm:"
-	@echo "                       speed, error, and the rule gemm() reads)"
+	@echo "                       speed, error, and the rule gemm() reads), and preload"
+	@echo "                       (NumPy and PyTorch on OpenBLAS, the book's GEMM, BLIS)"
 	@echo "  make stage-07 run    train the MLP on Fashion-MNIST (EPOCHS=10), and on MNIST"
 	@echo "                       digits when present; stage-07 compare: against PyTorch at"
 	@echo "                       its best, ROUNDS=3 rounds of EPOCHS=3 epochs; profile:"
