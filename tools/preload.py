@@ -22,9 +22,13 @@ other round), so that all three see the same minutes of a busy machine.
 The book's library counts its calls by shape (MMBLAS_VERBOSE=1): the count
 proves the calls were its own.
 
+Then PyTorch's step is profiled op by op (torch.profiler, as `make stage-07
+profile` does) on OpenBLAS and on the book's GEMM.
+
 Writes CSV (the NumPy rows: every round and the medians, round "median"),
-CSV with -mlp before .csv (the training rows) and -calls (the count, first
-round), each after the `#` lines naming the machine.
+CSV with -mlp before .csv (the training rows), -calls (the count, first
+round) and -profile (the profiles), each after the `#` lines naming the
+machine.
 
   /usr/bin/python3 tools/preload.py --lib build/lib/libmmblas.so \\
       --csv build/results/stage-05-preload.csv --threads 2 --rounds 3
@@ -49,6 +53,8 @@ NUMPY_HEADER = "library,round,m,n,k,seconds,gflops,vs_openblas,error_ratio"
 MLP_HEADER = ("library,round,model,dataset,threads,batch,epochs,seconds_per_epoch,images_per_s,"
               "test_acc,vs_openblas")
 CALLS_HEADER = "workload,door,layout,op,m,n,k,calls"
+# tools/torch_peer.py's profile rows, after the library and the step's time.
+PROFILE_HEADER = "library,step_seconds,framework,op,seconds_per_step,seconds_per_epoch,share"
 MLP_RECIPE = ["--layers", "784,256,10", "--batch", "64", "--optim", "adam"]
 COUNT_LINE = re.compile(r"^mmblas:\s+(\d+)\s+(\S+)\s+(row|column)\s+([NTC]) ([NTC])\s+(\d+)x(\d+)x(\d+)")
 
@@ -262,6 +268,20 @@ def main():
                 versions["torch"] = subprocess.run(
                     [PYTHON, "-c", "import torch; print(torch.__version__)"],
                     capture_output=True, text=True).stdout.strip()
+    # Where PyTorch's step goes, op by op (torch.profiler, as chapter 7's
+    # `make stage-07 profile`), on OpenBLAS and on the book's GEMM.
+    profiles = []
+    if have_torch:
+        for name, path in libs[:2]:
+            print(f"PyTorch's step profiled on {name}", flush=True)
+            out = os.path.join(tmp, f"profile-{name}.csv")
+            run([PYTHON, os.path.join(TOOLS, "torch_mlp.py"), "--data", a.data, "--threads", "1",
+                 "--profile", out, "--profile-steps", "20" if a.quick else "100"] + MLP_RECIPE,
+                env_for(path), f"PyTorch's profile on {name}")
+            lines = open(out).read().splitlines()
+            step = next(x.split(": ")[1] for x in lines if x.startswith("# step_seconds_profiled"))
+            rows = [x for x in lines if x and x[0] != "#"][1:]
+            profiles += [f"{name},{step},{x}" for x in rows]
     versions["numpy"] = subprocess.run([PYTHON, "-c", "import numpy; print(numpy.__version__)"],
                                        capture_output=True, text=True).stdout.strip()
 
@@ -280,7 +300,12 @@ def main():
         f.write(CALLS_HEADER + "\n")
         for row in call_rows:
             f.write(",".join(str(x) for x in row) + "\n")
-    print(f"results: {a.csv}" + (f", {stem}-mlp.csv" if mlp_rows else "") + f", {stem}-calls.csv")
+    if profiles:
+        with open(stem + "-profile.csv", "w") as f:
+            f.writelines(head)
+            f.write(PROFILE_HEADER + "\n" + "\n".join(profiles) + "\n")
+    print(f"results: {a.csv}" + (f", {stem}-mlp.csv" if mlp_rows else "") + f", {stem}-calls.csv"
+          + (f", {stem}-profile.csv" if profiles else ""))
     return 0
 
 

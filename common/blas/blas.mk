@@ -26,11 +26,19 @@ $(BLAS_OBJ)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_BASE) -O2 -fPIC $(isa_flags) $(extra_flags) -MMD -MP -c $< -o $@
 
+# One library for every compiler: a note of the objects it was last linked
+# from makes a build with another compiler (CC=clang) link it again, and the
+# next build with the first too (as common/stage.mk does for the programs).
+BLAS_LINKED_FROM := $(BUILD)/lib/linked-from
+$(shell mkdir -p $(BUILD)/lib && echo '$(BLAS_OBJ)' > $(BLAS_LINKED_FROM).new && \
+  { cmp -s $(BLAS_LINKED_FROM).new $(BLAS_LINKED_FROM) && rm -f $(BLAS_LINKED_FROM).new || \
+    mv $(BLAS_LINKED_FROM).new $(BLAS_LINKED_FROM); })
+
 # --no-undefined: every name the library uses is found now, not when a
 # program loads it. OpenBLAS is linked in for the BLAS's other routines
 # (xerbla_, cblas_xerbla, and all the rest) wherever this library is the
 # only BLAS a program was given.
-$(BLAS_LIB): $(BLAS_OBJS) common/blas/abi/exports.map
+$(BLAS_LIB): $(BLAS_OBJS) common/blas/abi/exports.map $(BLAS_LINKED_FROM)
 	@mkdir -p $(@D)
 	$(CC) -shared -fopenmp -Wl,--version-script=common/blas/abi/exports.map -Wl,--no-undefined \
 	  $(BLAS_OBJS) -Wl,--no-as-needed $(BLAS_LIBS) -lm -o $@
