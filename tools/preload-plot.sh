@@ -43,41 +43,37 @@ if [ -r "$mlp" ]; then
     model=$(grep -v '^#' "$mlp" | tail -n +2 | head -n 1 | cut -d, -f3,4 | tr , ' ')
 fi
 
-{
-    echo "set terminal svg size 1000,500 dynamic font 'sans,13' background '#ffffff'"
-    echo "set output '$out.svg'"
-    echo "set termoption noenhanced"
-    if [ $have_mlp = 1 ]; then echo "set multiplot layout 1,2 title 'Three BLAS libraries under NumPy and PyTorch  ·  $cpu, $threads threads'"
-    else echo "set title 'Three BLAS libraries under NumPy  ·  $cpu, $threads threads'"; fi
-    echo "set grid ytics lc rgb '#dddddd'; set key right bottom"
-    echo "set title 'NumPy float32 a @ b'; set xlabel 'n (n×n×n)'; set ylabel 'GFLOPS'"
-    echo "set logscale x 2; set yrange [0:*]; set offsets graph 0.05, graph 0.05, 0, 0"
+# One panel's plot command: for each library with data, its medians drawn
+# as $2 and its rounds as $3, from $tmp/$1-LIBRARY.median and .rounds.
+plot_libs() {
     printf "plot "
     c=0; first=1
     for lib in $libs; do
         c=$((c + 1))
-        [ -s "$tmp/numpy-$lib.median" ] || continue
+        [ -s "$tmp/$1-$lib.median" ] || continue
         [ $first = 1 ] || printf ", \\\\\n     "
         first=0
-        printf "'%s/numpy-%s.median' with linespoints lw 2 pt 7 lc %d title \"%s\", " "$tmp" "$lib" "$c" "$(label "$lib")"
-        printf "'%s/numpy-%s.rounds' with points pt 1 lc %d notitle" "$tmp" "$lib" "$c"
+        printf "'%s/%s-%s.median' %s lw 2 lc %d title \"%s\", '%s/%s-%s.rounds' %s lc %d notitle" \
+            "$tmp" "$1" "$lib" "$2" "$c" "$(label "$lib")" "$tmp" "$1" "$lib" "$3" "$c"
     done
     echo
+}
+
+{
+    echo "set terminal svg size 1000,500 dynamic font 'sans,13' background '#ffffff'"
+    echo "set output '$out.svg'"
+    echo "set termoption noenhanced"
+    if [ $have_mlp = 1 ]; then echo "set multiplot layout 1,2 title 'Three BLAS libraries under NumPy and PyTorch  ·  $cpu, BLAS threads: $threads'"
+    else echo "set title 'Three BLAS libraries under NumPy  ·  $cpu, BLAS threads: $threads'"; fi
+    echo "set grid ytics lc rgb '#dddddd'; set key right bottom"
+    echo "set title 'NumPy float32 a @ b'; set xlabel 'n (n×n×n)'; set ylabel 'GFLOPS'"
+    echo "set logscale x 2; set yrange [0:*]; set offsets graph 0.05, graph 0.05, 0, 0"
+    plot_libs numpy "with linespoints pt 7" "with points pt 1"
     if [ $have_mlp = 1 ]; then
         echo "unset logscale x; set xrange [0.4:3.6]; set xtics ('OpenBLAS' 1, 'the book' 2, 'BLIS' 3)"
         echo "set title 'PyTorch, MLP $model: one epoch'; set xlabel ''; set ylabel 'seconds per epoch'"
         echo "set style fill solid 0.5; set boxwidth 0.5; set key off"
-        printf "plot "
-        c=0; first=1
-        for lib in $libs; do
-            c=$((c + 1))
-            [ -s "$tmp/mlp-$lib.median" ] || continue
-            [ $first = 1 ] || printf ", \\\\\n     "
-            first=0
-            printf "'%s/mlp-%s.median' using 1:3 with boxes lc %d, " "$tmp" "$lib" "$c"
-            printf "'%s/mlp-%s.rounds' using 1:2 with points pt 1 lc rgb 'black'" "$tmp" "$lib"
-        done
-        echo
+        plot_libs mlp "using 1:3 with boxes" "using 1:2 with points pt 1"
         echo "unset multiplot"
     fi
 } > "$tmp/plot.gp"

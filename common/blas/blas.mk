@@ -1,5 +1,6 @@
-# common/blas/blas.mk: the book's GEMM as a BLAS. Included by the top-level
-# Makefile, after common/build.mk.
+# common/blas/blas.mk: the book's GEMM as a BLAS. Included after
+# common/build.mk by the top-level Makefile and by stage 05's, whose
+# `make stage-05 preload` puts it under NumPy and PyTorch.
 #
 #   make blas          build/lib/libmmblas.so: sgemm_ and cblas_sgemm over gemm()
 #   make blas-check    netlib's tester (xblat3s, xscblat3; Debian's libblas-test)
@@ -12,17 +13,19 @@ BLAS_LIB := $(BUILD)/lib/libmmblas.so
 BLAS_OBJ := $(BUILD)/obj/$(notdir $(CC))-pic
 # gemm() and what it stands on; not the backend table, which reaches OpenBLAS
 # and the command line.
-BLAS_SRCS := common/blas/mmblas.c common/blas/abi/exports.c common/base/cpu.c \
-             $(filter-out %/gemm_backend.c,$(wildcard common/gemm/*.c))
-BLAS_OBJS := $(patsubst %.c,$(BLAS_OBJ)/%.o,$(BLAS_SRCS))
+BLAS_SRCS := $(ROOT)/common/blas/mmblas.c $(ROOT)/common/blas/abi/exports.c \
+             $(ROOT)/common/base/cpu.c \
+             $(filter-out %/gemm_backend.c,$(wildcard $(ROOT)/common/gemm/*.c))
+BLAS_OBJS := $(patsubst $(ROOT)/%.c,$(BLAS_OBJ)/%.o,$(BLAS_SRCS))
+BLAS_MAP := $(ROOT)/common/blas/abi/exports.map
 
 .PHONY: blas blas-check blas-test
 
 blas:
-	@tools/deps.sh build quiet
+	@$(ROOT)/tools/deps.sh build quiet
 	@$(MAKE) --no-print-directory $(BLAS_LIB)
 
-$(BLAS_OBJ)/%.o: %.c $(FLAGS_STAMP)
+$(BLAS_OBJ)/%.o: $(ROOT)/%.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_BASE) -O2 -fPIC $(isa_flags) $(extra_flags) -MMD -MP -c $< -o $@
 
@@ -30,7 +33,7 @@ $(BLAS_OBJ)/%.o: %.c $(FLAGS_STAMP)
 # from makes a build with another compiler (CC=clang) link it again, and the
 # next build with the first too (as common/stage.mk does for the programs).
 BLAS_LINKED_FROM := $(BUILD)/lib/linked-from
-$(shell mkdir -p $(BUILD)/lib && echo '$(BLAS_OBJ)' > $(BLAS_LINKED_FROM).new && \
+$(shell mkdir -p $(BUILD)/lib && echo '$(abspath $(BLAS_OBJ))' > $(BLAS_LINKED_FROM).new && \
   { cmp -s $(BLAS_LINKED_FROM).new $(BLAS_LINKED_FROM) && rm -f $(BLAS_LINKED_FROM).new || \
     mv $(BLAS_LINKED_FROM).new $(BLAS_LINKED_FROM); })
 
@@ -38,9 +41,9 @@ $(shell mkdir -p $(BUILD)/lib && echo '$(BLAS_OBJ)' > $(BLAS_LINKED_FROM).new &&
 # program loads it. OpenBLAS is linked in for the BLAS's other routines
 # (xerbla_, cblas_xerbla, and all the rest) wherever this library is the
 # only BLAS a program was given.
-$(BLAS_LIB): $(BLAS_OBJS) common/blas/abi/exports.map $(BLAS_LINKED_FROM)
+$(BLAS_LIB): $(BLAS_OBJS) $(BLAS_MAP) $(BLAS_LINKED_FROM)
 	@mkdir -p $(@D)
-	$(CC) -shared -fopenmp -Wl,--version-script=common/blas/abi/exports.map -Wl,--no-undefined \
+	$(CC) -shared -fopenmp -Wl,--version-script=$(BLAS_MAP) -Wl,--no-undefined \
 	  $(BLAS_OBJS) -Wl,--no-as-needed $(BLAS_LIBS) -lm -o $@
 	@echo "library: $@ (sgemm_, cblas_sgemm)"
 
@@ -49,8 +52,8 @@ $(BLAS_LIB): $(BLAS_OBJS) common/blas/abi/exports.map $(BLAS_LINKED_FROM)
 # The tester must be installed for blas-check (it installs it, or says how);
 # `make test` runs blas-test, which skips it with a note when it is missing.
 blas-check:
-	@tools/deps.sh blas quiet
+	@$(ROOT)/tools/deps.sh blas quiet
 	@$(MAKE) --no-print-directory blas-test
 
 blas-test: blas
-	@tools/blas-check.sh $(BLAS_LIB) $(BUILD)/blas-check
+	@$(ROOT)/tools/blas-check.sh $(BLAS_LIB) $(BUILD)/blas-check
