@@ -295,7 +295,9 @@ def main():
     head += [f"# {k}: {v}\n" for k, v in sorted(versions.items())]
     arch = sysconfig.get_config_var("MULTIARCH") or "x86_64-linux-gnu"
     system = os.path.realpath(f"/usr/lib/{arch}/libblas.so.3")
-    head += [f"# library.{n}: {p or system}\n" for n, p in libs]
+    root = os.path.dirname(TOOLS)
+    head += [f"# library.{n}: {os.path.relpath(p, root) if p and p.startswith(root + '/') else p or system}\n"
+             for n, p in libs]
     write_numpy(a.csv, head, numpy_rows, [n for n, _ in libs])
     stem = a.csv[:-4] if a.csv.endswith(".csv") else a.csv
     if mlp_rows:
