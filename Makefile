@@ -28,6 +28,7 @@ $(STAGE_TARGETS):
 else
 
 include common/build.mk
+include common/blas/blas.mk
 include tools/book.mk
 
 .DEFAULT_GOAL := all
@@ -55,6 +56,7 @@ test-deps:
 
 build:
 	@for s in $(STAGES); do $(MAKE) --no-print-directory -C $$s build || exit 1; done
+	@$(MAKE) --no-print-directory blas
 
 bench:
 	@for s in $(STAGES); do $(MAKE) --no-print-directory -C $$s bench || exit 1; done
@@ -68,6 +70,7 @@ reference: build
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-02 run
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-04 run
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-05 run
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-05 preload
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-07 run
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-07 compare
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-07 profile
@@ -105,6 +108,7 @@ test: test-deps
 	@tools/check-folders.sh
 	@$(MAKE) --no-print-directory test-neon
 	@$(MAKE) --no-print-directory test-avx512
+	@$(MAKE) --no-print-directory blas-test
 	@$(MAKE) --no-print-directory test-run FILTER='$(TASK_FILTER)'
 
 test-build: $(TEST_ALL) $(TEST_DRIVERS)
@@ -169,6 +173,9 @@ help:
 	@echo "                       machine test-neon (each when its tools are installed)"
 	@echo "  make test-neon       the NEON code, cross-built, under qemu-aarch64"
 	@echo "  make test-avx512     every test with the AVX-512 code emulated by SIMDe"
+	@echo "  make blas            build/lib/libmmblas.so: the book's gemm() as a BLAS (sgemm_,"
+	@echo "                       cblas_sgemm) for LD_PRELOAD; MMBLAS_VERBOSE=1 counts its calls"
+	@echo "  make blas-check      netlib's BLAS tester (libblas-test) on it: SGEMM, cblas_sgemm"
 	@echo "  make stage-NN [T]    one stage (NN in: $(STAGE_NUMS)); T is one of"
 	@echo "                         build  bench  test  run  plot  assignment  grade  clean"
 	@echo "                       (assignment: a student kit in build/assignments/, with the"
@@ -178,7 +185,8 @@ help:
 	@echo "                       and 9, stage 09 with chapter 10;"
 	@echo "                       stage 04 adds staircase (the GEMM one step at a time);"
 	@echo "                       stage 05 adds paths and strassen (Strassen's algorithm:"
-	@echo "                       speed, error, and the rule gemm() reads)"
+	@echo "                       speed, error, and the rule gemm() reads), and preload"
+	@echo "                       (NumPy and PyTorch on OpenBLAS, the book's GEMM, BLIS)"
 	@echo "  make stage-07 run    train the MLP on Fashion-MNIST (EPOCHS=10), and on MNIST"
 	@echo "                       digits when present; stage-07 compare: against PyTorch at"
 	@echo "                       its best, ROUNDS=3 rounds of EPOCHS=3 epochs; profile:"

@@ -97,6 +97,7 @@ $(BOOK_PLOT_STAMP): _book_force
 	study stage-05-scaling tools/scaling-plot.sh || exit 1; \
 	study stage-05-paths tools/paths-plot.sh || exit 1; \
 	study stage-05-strassen tools/strassen-plot.sh || exit 1; \
+	study stage-05-preload tools/preload-plot.sh || exit 1; \
 	study stage-06 tools/autograd-plot.sh || exit 1; \
 	study stage-06-spirals tools/spirals-plot.sh || exit 1; \
 	study stage-06-boundary tools/spirals-plot.sh || exit 1; \

@@ -5,7 +5,7 @@
 #
 #   tools/check-folders.sh            from the repository's root
 set -u
-order="base cli harness loops gemm autograd conv data nn lazy"
+order="base cli harness loops gemm blas autograd conv data nn lazy"
 # What each folder may use, besides itself (common/README.md's table).
 may_use() {
     case "$1" in
@@ -14,6 +14,7 @@ may_use() {
     harness) echo "base cli" ;;
     loops) echo "base" ;;
     gemm) echo "base cli loops" ;;
+    blas) echo "base gemm" ;;
     autograd) echo "base cli gemm" ;;
     conv) echo "base cli gemm autograd" ;;
     data) echo "" ;;

