@@ -18,8 +18,8 @@
 # each also as .png.
 #   tools/cnn-plot.sh IN.csv OUT_BASENAME
 set -eu
-[ $# -eq 2 ] || { echo "usage: tools/cnn-plot.sh IN.csv OUT_BASENAME" >&2; exit 2; }
-. "$(dirname "$0")/train-plot.sh"
+. "$(dirname "$0")/plot-lib.sh"
+plot_begin "$@"
 
 # A clustered or stacked histogram of a tab-separated table whose first row
 # names the columns: plot_columns FILE
@@ -65,7 +65,7 @@ set_name() {
 in=$(find_csv "$base")
 if [ -n "$in" ]; then
     case $(header "$in") in
-        model,framework,backend,threads,batch,seconds_per_epoch,*) ;;
+        "$(schema speed)") ;;
         *) echo "error: cnn-plot.sh: $in is not a stage-08 speed file" >&2; exit 1 ;;
     esac
     cpu=$(meta "$in" cpu)
