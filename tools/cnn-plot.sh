@@ -62,13 +62,7 @@ set_name() {
         sample) echo "the committed sample" ;; *) echo "$1" ;;
     esac
 }
-in=$(find_csv "$base")
-if [ -n "$in" ]; then
-    case $(header "$in") in
-        "$(schema speed)") ;;
-        *) echo "error: cnn-plot.sh: $in is not a stage-08 speed file" >&2; exit 1 ;;
-    esac
-    cpu=$(meta "$in" cpu)
+if speed_input; then
     epoch=$(thousands "$(meta "$in" epoch_images)")
     batch=$(rows "$in" | awk -F, '$1 == "cnn" { print $5 }' | and_list)
     threads=$(rows "$in" | awk -F, '$1 == "cnn" { print $4 }' | threads_of)

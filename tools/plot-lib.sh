@@ -54,6 +54,16 @@ schema() {
         'index($0, decl) { on = 1 } on { print } on && /;/ { exit }' "$root/common/base/schemas.c" |
         grep -o '"[^"]*"' | tr -d '"\n'
 }
+# A training stage's speed file, beside IN or the reference's, into in, its
+# header checked against the speed schema, and its CPU into cpu; false when
+# there is none.
+speed_input() {
+    in=$(find_csv "$base")
+    [ -n "$in" ] || return 1
+    [ "$(header "$in")" = "$(schema speed)" ] ||
+        { echo "error: $me: $in is not a training stage's speed file (header: $(header "$in"))" >&2; exit 1; }
+    cpu=$(sed -n 's/^# cpu: //p' "$in" | head -n 1)
+}
 # Draws the script in $tmp/plot.gp as NAME.svg and NAME.png, W,H pixels,
 # the SVG's font FONT points (default 13) and the PNG's two less. The SVG
 # scales to the page, unless the fourth argument is "fixed" (a text drawn
