@@ -106,6 +106,7 @@ test: test-deps
 	@$(MAKE) --no-print-directory MODE=test test-build
 	@tools/check-layers.sh $(BUILD)/obj/$(notdir $(CC))-test/common/gemm
 	@tools/check-folders.sh
+	@tools/check-moved.sh
 	@$(MAKE) --no-print-directory test-neon
 	@$(MAKE) --no-print-directory test-avx512
 	@$(MAKE) --no-print-directory blas-test

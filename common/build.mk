@@ -81,10 +81,9 @@ COMMON_OBJS := $(patsubst $(ROOT)/common/%.c,$(OBJ)/common/%.o,$(COMMON_SRCS))
 
 # The CSV header records how the code was compiled.
 $(OBJ)/common/base/machine.o: OBJ_DEF = -DMACHINE_CFLAGS='"$(CFLAGS_MODE) $(OPT)"'
-# The dataset loader finds datasets/ and build/datasets/ from any directory.
-$(OBJ)/common/data/dataset.o: OBJ_DEF = -DDATASET_ROOT='"$(abspath $(ROOT))"'
-# The generated kernels' cache, when neither the program nor $$LAZY_CACHE names one.
-$(OBJ)/common/lazy/lazy_compile.o: OBJ_DEF = -DLAZY_CACHE_DIR='"$(abspath $(BUILD))/lazy-cache"'
+# Nothing of where the checkout is gets compiled in: a program finds its
+# checkout from its own location (common/base/checkout.c), so a checkout
+# moved or copied after `make` runs as it is.
 
 # Every object depends on the flags it was built with, so a change of flags
 # (OpenBLAS's headers arriving after a first build, say) rebuilds it.

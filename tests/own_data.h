@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <zlib.h>
 
+#include "checkout.h"
 #include "dataset.h"
 #include "idx.h"
 #include "sha256.h"
@@ -61,7 +62,7 @@ static inline const char *idx_file_name(int f)
 static inline const char *sample_file(const char *name)
 {
     static char path[4200];
-    snprintf(path, sizeof path, "%s/datasets/sample/%s", dataset_root(), name);
+    snprintf(path, sizeof path, "%s/datasets/sample/%s", checkout_root(), name);
     return path;
 }
 

@@ -963,29 +963,21 @@ Test(lazy_compile, a_compiler_error_names_the_kernel_source)
                "echo \"$0: error: this compiler compiles nothing\" >&2\nexit 1\n");
     fclose(f);
     chmod(script, 0755);
-    const char *old = getenv("CC");
-    char *keep = old ? strdup(old) : NULL;
-    setenv("CC", script, 1);
     struct lazy_graph *g = lazy_graph_new();
     struct buf x;
     make_buf(&x, "x", 1, (int[]){5}, 801, -1, 1);
     struct lazy_output o = {lazy_exp(g, lazy_load(g, &x.b)), NULL};
-    struct lazy_options opt = {.cache_dir = dir};
+    struct lazy_options opt = {.cache_dir = dir, .cc = script};
     struct lazy_program *p = lazy_program_new(g, 1, &o, &opt, err, sizeof err);
     cr_assert_null(p);
     cr_assert(strstr(err, "did not compile"), "%s", err);
     cr_assert(strstr(err, dir) && strstr(err, ".c"), "the message names the source: %s", err);
     cr_assert(strstr(err, "this compiler compiles nothing"), "and what it said: %s", err);
     // No compiler at all: a clear error too.
-    setenv("CC", "/nonexistent/cc", 1);
+    opt.cc = "/nonexistent/cc";
     p = lazy_program_new(g, 1, &o, &opt, err, sizeof err);
     cr_assert_null(p);
     cr_assert(strstr(err, "no C compiler"), "%s", err);
-    if (keep)
-        setenv("CC", keep, 1);
-    else
-        unsetenv("CC");
-    free(keep);
     lazy_graph_free(g);
     free(x.data);
     remove_dir(dir);

@@ -15,6 +15,7 @@
 
 #include "checksums.h"
 #include "dataset.h"
+#include "env.h"
 #include "idx.h"
 #include "own_data.h"
 #include "sha256.h"
@@ -746,9 +747,12 @@ Test(dataset, a_missing_set_says_make_datasets, .init = make_tmp, .fini = remove
     cr_assert_eq(dataset_load("mnist", tmp_dir, &ds, err, sizeof err), -1);
     cr_assert_not_null(strstr(err, "/mnist/train-images-idx3-ubyte: missing"), "%s", err);
     cr_assert_not_null(strstr(err, "make datasets"), "%s", err);
-    // DATA_DIR is the default when no directory is given.
+    // DATA_DIR reaches the loader the way a program hands it over: read at
+    // the edge (cli/env.h), passed as the directory.
     setenv("DATA_DIR", tmp_dir, 1);
-    cr_assert_eq(dataset_load("fashion", NULL, &ds, err, sizeof err), -1);
+    const struct environment env = env_read();
+    cr_assert_str_eq(env.data_dir, tmp_dir);
+    cr_assert_eq(dataset_load("fashion", env.data_dir, &ds, err, sizeof err), -1);
     cr_assert_not_null(strstr(err, tmp_dir), "%s", err);
     unsetenv("DATA_DIR");
 }
@@ -784,8 +788,9 @@ Test(dataset, a_damaged_file_fails_the_load, .init = make_tmp, .fini = remove_tm
 Test(dataset, loads_fashion_when_fetched)
 {
     char dir[4200];
-    snprintf(dir, sizeof dir, "%s/build/datasets/fashion/train-images-idx3-ubyte.gz", dataset_root());
-    if (access(dir, R_OK) != 0 || getenv("DATA_DIR") != NULL)
+    snprintf(dir, sizeof dir, "%s/build/datasets/fashion/train-images-idx3-ubyte.gz",
+             checkout_root());
+    if (access(dir, R_OK) != 0)
         cr_skip_test("Fashion-MNIST not fetched (make datasets)");
     struct dataset ds;
     char err[1000];
@@ -915,4 +920,21 @@ Test(batch, a_sample_batch_matches_its_bytes)
     }
     free(x);
     dataset_free(&ds);
+}
+
+// The checkout is found from the program's own file, not compiled in: the
+// test program lives in build/ under it, and the directory found holds the
+// list and is one the program's path starts with.
+Test(checkout, is_found_above_the_program)
+{
+    const char *root = checkout_root();
+    cr_assert_not_null(root);
+    char exe[4096], sums[4200];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    cr_assert(n > 0);
+    exe[n] = '\0';
+    size_t len = strlen(root);
+    cr_assert(strncmp(exe, root, len) == 0 && exe[len] == '/', "%s is not above %s", root, exe);
+    snprintf(sums, sizeof sums, "%s/datasets/SHA256SUMS", root);
+    cr_assert_eq(access(sums, R_OK), 0, "%s", sums);
 }

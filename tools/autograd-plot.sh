@@ -5,27 +5,20 @@
 # percent of the GEMM time.
 #   tools/autograd-plot.sh IN.csv OUT_BASENAME   → OUT_BASENAME.svg and .png
 set -eu
-[ $# -eq 2 ] || { echo "usage: tools/autograd-plot.sh IN.csv OUT_BASENAME" >&2; exit 2; }
-in=$1; out=$2
-[ -r "$in" ] || { echo "error: autograd-plot.sh: cannot read $in" >&2; exit 1; }
-command -v gnuplot >/dev/null 2>&1 ||
-    { echo "error: gnuplot not found (apt-get install gnuplot-nox)" >&2; exit 1; }
-head=$(grep -v '^#' "$in" | head -n 1)
+. "$(dirname "$0")/plot-lib.sh"
+plot_begin "$@"
+plot_input
+head=$(header "$in")
 case $head in
     model,batch,backend,*) ;;
     *) echo "error: autograd-plot.sh: $in is not a stage-06 results file (header: $head)" >&2
        exit 1 ;;
 esac
-mkdir -p "$(dirname "$out")"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/autograd.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT INT TERM
-
-cpu=$(sed -n 's/^# cpu: //p' "$in" | head -n 1)
 # A table: one row per model and batch, one column per backend (in the order
 # they first appear), the overhead in percent; '-' where a backend is missing.
 # One bar per backend: where a backend has several rows (both memory modes),
 # the last one (planned, the tape's default, comes after the arena).
-grep -v '^#' "$in" | tail -n +2 | awk -F, '
+rows "$in" | awk -F, '
     { key = $1 ", batch " $2
       if (!(key in seen)) { seen[key] = 1; keys[++nk] = key }
       if (!($3 in have)) { have[$3] = 1; backends[++nb] = $3 }
@@ -40,9 +33,6 @@ nb=$(head -n 1 "$tmp/data" | awk -F'\t' '{ print NF - 1 }')
 [ "$nb" -ge 1 ] || { echo "error: autograd-plot.sh: no rows in $in" >&2; exit 1; }
 
 {
-    echo "set terminal svg size 900,560 dynamic font 'sans,13' background '#ffffff'"
-    echo "set output '$out.svg'"
-    echo "set termoption noenhanced"
     echo "set title \"A training step beyond its GEMMs  ·  $cpu\""
     echo "set ylabel 'overhead (% of the GEMM time)'"
     echo "set style data histograms; set style histogram clustered gap 1"
@@ -60,10 +50,5 @@ nb=$(head -n 1 "$tmp/data" | awk -F'\t' '{ print NF - 1 }')
         fi
     done
     echo
-    echo "set terminal pngcairo size 900,560 font 'sans,11' background '#ffffff'"
-    echo "set output '$out.png'"
-    echo "set termoption noenhanced"
-    echo "replot"
 } > "$tmp/plot.gp"
-gnuplot "$tmp/plot.gp"
-echo "plots: $out.svg $out.png"
+draw "$out" 900,560

@@ -1161,7 +1161,7 @@ local function image(el)
     local mine = mine_path(stage)
     -- The training curves (stage-NN-train) are drawn from the comparison's
     -- curves when it ran, else from the training run's, yours before the
-    -- reference's (tools/train-plot.sh): the caption names the machine of
+    -- reference's (tools/plot-lib.sh): the caption names the machine of
     -- the file they came from.
     local base = stage:match("^(stage%-%d%d)%-train$")
     if base and file_exists(rooted(ref_path(base .. "-compare-train"))) then

@@ -73,7 +73,8 @@ $(BOOK_PLOT_STAMP): _book_force
 	  tools/merge-results.sh "$$src" > "$$out.new.csv" || return 1; \
 	  if [ -f "$$out.svg" ] && [ -f "$$out.png" ] && [ -f "$$out.csv" ] && \
 	     cmp -s "$$out.new.csv" "$$out.csv" && \
-	     [ ! tools/plot.sh -nt "$$out.png" ] && [ ! plots/gflops.gp -nt "$$out.png" ]; then \
+	     [ ! tools/plot.sh -nt "$$out.png" ] && [ ! tools/plot-lib.sh -nt "$$out.png" ] && \
+	     [ ! plots/gflops.gp -nt "$$out.png" ]; then \
 	    rm -f "$$out.new.csv"; \
 	    echo "plots: $$out.svg is up to date ($$what: $$src)"; \
 	    return 0; \
@@ -88,7 +89,8 @@ $(BOOK_PLOT_STAMP): _book_force
 	  [ -f "$$src" ] || src=plots/data/$$name.csv; \
 	  [ -f "$$src" ] || return 0; \
 	  out=$(BOOK_PLOT_DIR)/$$name; \
-	  if [ -f "$$out.svg" ] && [ ! "$$src" -nt "$$out.svg" ] && [ ! "$$tool" -nt "$$out.svg" ]; then return 0; fi; \
+	  if [ -f "$$out.svg" ] && [ ! "$$src" -nt "$$out.svg" ] && [ ! "$$tool" -nt "$$out.svg" ] && \
+	     [ ! tools/plot-lib.sh -nt "$$out.svg" ]; then return 0; fi; \
 	  $$tool "$$src" "$$out" >/dev/null || return 1; \
 	  echo "plots: $$out.{svg,png} <- $$src"; changed=1; \
 	}; \
@@ -107,7 +109,8 @@ $(BOOK_PLOT_STAMP): _book_force
 	for name in stage-06-tape stage-09-graph; do \
 	  tool=tools/tape-plot.sh; out=$(BOOK_PLOT_DIR)/$$name; \
 	  dot=$(BOOK_RESULTS)/$$name.dot; [ -f "$$dot" ] || dot=plots/data/$$name.dot; \
-	  if [ -f "$$dot" ] && { [ ! -f $$out.svg ] || [ "$$dot" -nt $$out.svg ] || [ $$tool -nt $$out.svg ]; }; then \
+	  if [ -f "$$dot" ] && { [ ! -f $$out.svg ] || [ "$$dot" -nt $$out.svg ] || [ $$tool -nt $$out.svg ] || \
+	       [ tools/plot-lib.sh -nt $$out.svg ]; }; then \
 	    $$tool "$$dot" $$out >/dev/null || exit 1; \
 	    echo "plots: $$out.{svg,png} <- $$dot"; changed=1; fi; \
 	done; \
@@ -117,7 +120,7 @@ $(BOOK_PLOT_STAMP): _book_force
 	  srcs=$$(ls $(BOOK_RESULTS)/stage-07*.csv plots/data/stage-07*.csv 2>/dev/null); \
 	  [ -n "$$srcs" ] || return 0; \
 	  out=$(BOOK_PLOT_DIR)/stage-07; \
-	  if [ -f "$$out.stamp" ] && [ -z "$$(find $$srcs tools/mlp-plot.sh tools/train-plot.sh -newer $$out.stamp)" ]; then return 0; fi; \
+	  if [ -f "$$out.stamp" ] && [ -z "$$(find $$srcs tools/mlp-plot.sh tools/plot-lib.sh -newer $$out.stamp)" ]; then return 0; fi; \
 	  tools/mlp-plot.sh $(BOOK_RESULTS)/stage-07.csv "$$out" >/dev/null || return 1; \
 	  touch "$$out.stamp"; echo "plots: $$out*.{svg,png} <- stage-07 results"; changed=1; \
 	}; \
@@ -126,7 +129,7 @@ $(BOOK_PLOT_STAMP): _book_force
 	  srcs=$$(ls $(BOOK_RESULTS)/stage-08*.csv plots/data/stage-08*.csv 2>/dev/null); \
 	  [ -n "$$srcs" ] || return 0; \
 	  out=$(BOOK_PLOT_DIR)/stage-08; \
-	  if [ -f "$$out.stamp" ] && [ -z "$$(find $$srcs tools/cnn-plot.sh tools/train-plot.sh -newer $$out.stamp)" ]; then return 0; fi; \
+	  if [ -f "$$out.stamp" ] && [ -z "$$(find $$srcs tools/cnn-plot.sh tools/plot-lib.sh -newer $$out.stamp)" ]; then return 0; fi; \
 	  tools/cnn-plot.sh $(BOOK_RESULTS)/stage-08.csv "$$out" >/dev/null || return 1; \
 	  touch "$$out.stamp"; echo "plots: $$out*.{svg,png} <- stage-08 results"; changed=1; \
 	}; \
@@ -135,7 +138,7 @@ $(BOOK_PLOT_STAMP): _book_force
 	  srcs=$$(ls $(BOOK_RESULTS)/stage-09*.csv plots/data/stage-09*.csv 2>/dev/null); \
 	  [ -n "$$srcs" ] || return 0; \
 	  out=$(BOOK_PLOT_DIR)/stage-09; \
-	  if [ -f "$$out.stamp" ] && [ -z "$$(find $$srcs tools/compile-plot.sh tools/train-plot.sh -newer $$out.stamp)" ]; then return 0; fi; \
+	  if [ -f "$$out.stamp" ] && [ -z "$$(find $$srcs tools/compile-plot.sh tools/plot-lib.sh -newer $$out.stamp)" ]; then return 0; fi; \
 	  tools/compile-plot.sh $(BOOK_RESULTS)/stage-09.csv "$$out" >/dev/null || return 1; \
 	  touch "$$out.stamp"; echo "plots: $$out*.{svg,png} <- stage-09 results"; changed=1; \
 	}; \

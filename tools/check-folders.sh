@@ -17,7 +17,7 @@ may_use() {
     blas) echo "base gemm" ;;
     autograd) echo "base cli gemm" ;;
     conv) echo "base cli gemm autograd" ;;
-    data) echo "" ;;
+    data) echo "base" ;;
     nn) echo "base cli loops gemm autograd conv data" ;;
     lazy) echo "base gemm" ;;
     *) echo "?" ;;

@@ -18,8 +18,8 @@
 # each also as .png.
 #   tools/cnn-plot.sh IN.csv OUT_BASENAME
 set -eu
-[ $# -eq 2 ] || { echo "usage: tools/cnn-plot.sh IN.csv OUT_BASENAME" >&2; exit 2; }
-. "$(dirname "$0")/train-plot.sh"
+. "$(dirname "$0")/plot-lib.sh"
+plot_begin "$@"
 
 # A clustered or stacked histogram of a tab-separated table whose first row
 # names the columns: plot_columns FILE
@@ -62,13 +62,7 @@ set_name() {
         sample) echo "the committed sample" ;; *) echo "$1" ;;
     esac
 }
-in=$(find_csv "$base")
-if [ -n "$in" ]; then
-    case $(header "$in") in
-        model,framework,backend,threads,batch,seconds_per_epoch,*) ;;
-        *) echo "error: cnn-plot.sh: $in is not a stage-08 speed file" >&2; exit 1 ;;
-    esac
-    cpu=$(meta "$in" cpu)
+if speed_input; then
     epoch=$(thousands "$(meta "$in" epoch_images)")
     batch=$(rows "$in" | awk -F, '$1 == "cnn" { print $5 }' | and_list)
     threads=$(rows "$in" | awk -F, '$1 == "cnn" { print $4 }' | threads_of)

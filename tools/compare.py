@@ -45,10 +45,11 @@ import sys
 import sysconfig
 import tempfile
 
+import schema
+
 EPOCH_IMAGES = 60000
 PYTHON = "/usr/bin/python3"
-SPEED_HEADER = ("model,framework,backend,threads,batch,seconds_per_epoch,images_per_s,gflops,"
-                "pct_peak,vs_pytorch")
+SPEED_HEADER = schema.header("speed")
 # Debian's packages: tcmalloc from libtcmalloc-minimal4 (or gperftools'
 # full libtcmalloc4), jemalloc from libjemalloc2.
 MALLOCS = (("glibc", ()),

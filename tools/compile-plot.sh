@@ -9,17 +9,11 @@
 # each also as .png.
 #   tools/compile-plot.sh IN.csv OUT_BASENAME
 set -eu
-[ $# -eq 2 ] || { echo "usage: tools/compile-plot.sh IN.csv OUT_BASENAME" >&2; exit 2; }
-. "$(dirname "$0")/train-plot.sh"
+. "$(dirname "$0")/plot-lib.sh"
+plot_begin "$@"
 
 # --- seconds per epoch per engine ---------------------------------------------
-in=$(find_csv "$base")
-if [ -n "$in" ]; then
-    case $(header "$in") in
-        model,framework,backend,threads,batch,seconds_per_epoch,*) ;;
-        *) echo "error: compile-plot.sh: $in is not a stage-09 speed file" >&2; exit 1 ;;
-    esac
-    cpu=$(sed -n 's/^# cpu: //p' "$in" | head -n 1)
+if speed_input; then
     # One row per engine (in the file's order), one column per batch size.
     rows "$in" | awk -F, '$1 == "784-256-10" {
             if (!($3 in have)) { have[$3] = 1; e[++ne] = $3 }

@@ -11,28 +11,23 @@
 #   --wrong            the wrong test images the model was surest of
 #   --templates, --filters, --maps   a matrix of tiles (weights or maps)
 set -eu
-[ $# -eq 2 ] || { echo "usage: tools/inspect-plot.sh IN.csv OUT_BASENAME" >&2; exit 2; }
-in=$1; out=$2
-[ -r "$in" ] || { echo "error: inspect-plot.sh: cannot read $in" >&2; exit 1; }
-command -v gnuplot >/dev/null 2>&1 ||
-    { echo "error: gnuplot not found (apt-get install gnuplot-nox)" >&2; exit 1; }
-meta() { sed -n "s/^# $1: //p" "$in" | head -n 1; }
-head=$(grep -v '^#' "$in" | head -n 1 | cut -c1-40)
+. "$(dirname "$0")/plot-lib.sh"
+plot_begin "$@"
+plot_input
+head=$(header "$in" | cut -c1-40)
+case $(header "$in") in
+    "$(schema train_val)") head=val ;;
+    "$(schema train)")
+        echo "error: inspect-plot.sh: $in has no val_acc column: write it with --val N" >&2; exit 1 ;;
+esac
 case $head in
-    model,dataset,framework,backend,thread*) what=val ;;
+    val) what=val ;;
     label,predicted,count,share) what=confusion ;;
     rank,index,label,predicted,confidenc*) what=wrong ;;
     *) if [ -n "$(meta tiles)" ]; then what=tiles; else
            echo "error: inspect-plot.sh: $in is no file of run_mlp or run_cnn's --val, --confusion, --wrong, --templates, --filters or --maps (header: $head)" >&2
            exit 1; fi ;;
 esac
-if [ "$what" = val ] && ! grep -v '^#' "$in" | head -n 1 | grep -q ',val_acc,'; then
-    echo "error: inspect-plot.sh: $in has no val_acc column: write it with --val N" >&2; exit 1
-fi
-mkdir -p "$(dirname "$out")"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/inspect.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT INT TERM
-cpu=$(meta cpu)
 dataset=$(meta dataset)
 recipe=$(meta recipe)
 grep -v '^#' "$in" > "$tmp/all"
@@ -47,18 +42,6 @@ fi
 i=0; tics=
 for n in $names; do tics="$tics${tics:+, }\"$n\" $i"; i=$((i + 1)); done
 
-draw() {  # $1: terminal line, $2: output file
-    {
-        echo "$1"
-        echo "set output '$2'"
-        echo "set termoption noenhanced"
-        cat "$tmp/script"
-    } | gnuplot
-}
-both() {  # $1 $2: width and height in pixels
-    draw "set terminal svg size $1,$2 dynamic font 'sans,12' background '#ffffff'" "$out.svg"
-    draw "set terminal pngcairo size $1,$2 font 'sans,10'" "$out.png"
-}
 
 case $what in
 val)
@@ -90,13 +73,13 @@ val)
             c=$((c + 1))
         done < "$tmp/runs"
         echo
-    } > "$tmp/script"
+    } > "$tmp/plot.gp"
     : "$val"
-    both 960 480
+    draw "$out" 960,480 12
     ;;
 confusion)
     total=$(awk -F, '{ s += $3 } END { print s }' "$tmp/rows")
-    cat > "$tmp/script" <<GP
+    cat > "$tmp/plot.gp" <<GP
 set datafile separator ','
 set title "Test set's confusion matrix ($total images): share of each true class  ·  $cpu"
 set xlabel 'predicted class'; set ylabel 'true class'
@@ -107,7 +90,7 @@ set palette defined (0 '#ffffff', 0.05 '#fde0c5', 0.3 '#f59e72', 1 '#b2182b')
 plot '$tmp/rows' using 2:1:4 with image notitle, \\
      '' using 2:1:(\$3 > 0 ? sprintf('%d', \$3) : '') with labels font ',9' notitle
 GP
-    both 860 760
+    draw "$out" 860,760 12
     ;;
 wrong)
     awk -F, -v d="$tmp" '{
@@ -133,8 +116,8 @@ wrong)
             echo "plot '$tmp/img-$r' matrix with image"
         done < "$tmp/ranks"
         echo "unset multiplot"
-    } > "$tmp/script"
-    both 1200 $((rows * 190 + 60))
+    } > "$tmp/plot.gp"
+    draw "$out" 1200,$((rows * 190 + 60)) 12
     ;;
 tiles)
     n=$(meta tiles); h=$(meta matrix_rows); w=$(meta matrix_cols)
@@ -161,7 +144,7 @@ tiles)
             i=$((i + 1))
         done
     fi
-    cat > "$tmp/script" <<GP
+    cat > "$tmp/plot.gp" <<GP
 set datafile separator ','
 set title "$title  ·  $cpu" offset 0,1
 unset key; unset xtics; unset ytics; unset border
@@ -172,7 +155,7 @@ plot '$tmp/all' matrix with image
 GP
     if [ "$w" -ge "$h" ]; then W=1100; H=$(( 1100 * h / w + 120 )); else H=900; W=$(( 900 * w / h + 120 )); fi
     [ "$W" -lt 700 ] && W=700
-    both "$W" "$H"
+    draw "$out" "$W","$H" 12
     ;;
 esac
 : "$recipe"

@@ -9,8 +9,8 @@
 # scratch. Draws OUT.svg and OUT.png.
 #   tools/lifetime-plot.sh IN.csv OUT_BASENAME
 set -eu
-[ $# -eq 2 ] || { echo "usage: tools/lifetime-plot.sh IN.csv OUT_BASENAME" >&2; exit 2; }
-. "$(dirname "$0")/train-plot.sh"
+. "$(dirname "$0")/plot-lib.sh"
+plot_begin "$@"
 
 case $(header "$in") in
     buffer,kind,op,bytes,birth,death,offset) ;;

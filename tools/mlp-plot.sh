@@ -13,17 +13,11 @@
 # each also as .png.
 #   tools/mlp-plot.sh IN.csv OUT_BASENAME
 set -eu
-[ $# -eq 2 ] || { echo "usage: tools/mlp-plot.sh IN.csv OUT_BASENAME" >&2; exit 2; }
-. "$(dirname "$0")/train-plot.sh"
+. "$(dirname "$0")/plot-lib.sh"
+plot_begin "$@"
 
 # --- seconds per epoch per backend ------------------------------------------
-in=$(find_csv "$base")
-if [ -n "$in" ]; then
-    case $(header "$in") in
-        model,framework,backend,threads,batch,seconds_per_epoch,*) ;;
-        *) echo "error: mlp-plot.sh: $in is not a stage-07 speed file" >&2; exit 1 ;;
-    esac
-    cpu=$(sed -n 's/^# cpu: //p' "$in" | head -n 1)
+if speed_input; then
     # 784-256-10 at batch 64: one row per backend (in the book's order), one
     # column per thread count; '-' where one is missing.
     rows "$in" | awk -F, '$1 == "784-256-10" && $5 == 64 {

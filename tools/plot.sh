@@ -20,28 +20,12 @@ usage() {
 }
 
 [ $# -ge 2 ] && [ $# -le 3 ] || usage
-in=$1
-out=$2
 suffix=${3:-}
-
-if [ ! -r "$in" ]; then
-    echo "error: plot.sh: cannot read $in" >&2
-    exit 1
-fi
-command -v gnuplot >/dev/null 2>&1 || {
-    echo "error: plot.sh: gnuplot not found (apt-get install gnuplot-nox)" >&2
-    exit 1
-}
-
-here=$(cd "$(dirname "$0")" && pwd)
-script=${GFLOPS_GP:-$here/../plots/gflops.gp}
+. "$(dirname "$0")/plot-lib.sh"
+plot_begin "$1" "$2"
+plot_input
+script=${GFLOPS_GP:-$root/plots/gflops.gp}
 [ -r "$script" ] || { echo "error: plot.sh: cannot read $script" >&2; exit 1; }
-
-outdir=$(dirname "$out")
-mkdir -p "$outdir"
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/plot.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT INT TERM
 
 awk -F, -v datafile="$tmp/series.dat" -v varsfile="$tmp/vars.gp" \
     -v suffix="$suffix" -v src="$in" '
@@ -224,5 +208,4 @@ END {
 }
 ' "$in"
 
-esc() { printf '%s' "$1" | sed "s/'/''/g"; }
-gnuplot -e "varsfile='$(esc "$tmp/vars.gp")'; datafile='$(esc "$tmp/series.dat")'; outbase='$(esc "$out")'" "$script"
+draw_gp "$script"

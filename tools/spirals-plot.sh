@@ -5,35 +5,20 @@
 # and accuracy as it learns) or --boundary (kind,step,x,y,value: the
 # probability of class 1 over the plane at four steps, with the points).
 set -eu
-[ $# -eq 2 ] || { echo "usage: tools/spirals-plot.sh IN.csv OUT_BASENAME" >&2; exit 2; }
-in=$1; out=$2
-[ -r "$in" ] || { echo "error: spirals-plot.sh: cannot read $in" >&2; exit 1; }
-command -v gnuplot >/dev/null 2>&1 ||
-    { echo "error: gnuplot not found (apt-get install gnuplot-nox)" >&2; exit 1; }
-head=$(grep -v '^#' "$in" | head -n 1)
+. "$(dirname "$0")/plot-lib.sh"
+plot_begin "$@"
+plot_input
+head=$(header "$in")
 case $head in
     step,loss,accuracy) what=curve ;;
     kind,step,x,y,value) what=boundary ;;
     *) echo "error: spirals-plot.sh: $in is not a file of run_spirals --csv or --boundary (header: $head)" >&2
        exit 1 ;;
 esac
-mkdir -p "$(dirname "$out")"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/spirals.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT INT TERM
-cpu=$(sed -n 's/^# cpu: //p' "$in" | head -n 1)
-grep -v '^#' "$in" | tail -n +2 > "$tmp/rows"
-
-draw() {  # $1: terminal line, $2: output file
-    {
-        echo "$1"
-        echo "set output '$2'"
-        echo "set termoption noenhanced"
-        cat "$tmp/script"
-    } | gnuplot
-}
+rows "$in" > "$tmp/rows"
 
 if [ "$what" = curve ]; then
-    cat > "$tmp/script" <<GP
+    cat > "$tmp/plot.gp" <<GP
 set datafile separator ','
 set title "Two spirals, 2-32-32-2 tanh, gradient descent with momentum  ·  $cpu"
 set xlabel 'step'; set ylabel 'loss (cross-entropy)'; set y2label 'accuracy on the 200 points'
@@ -42,8 +27,7 @@ set key outside bottom center horizontal
 plot '$tmp/rows' using 1:2 with lines lw 2 lc rgb '#1f77b4' title 'loss', \\
      '' using 1:3 axes x1y2 with lines lw 2 lc rgb '#d62728' title 'accuracy'
 GP
-    draw "set terminal svg size 900,480 dynamic font 'sans,13' background '#ffffff'" "$out.svg"
-    draw "set terminal pngcairo size 900,480 font 'sans,11'" "$out.png"
+    draw "$out" 900,480
     exit 0
 fi
 
@@ -64,6 +48,5 @@ n=$(wc -l < "$tmp/steps")
         echo "     '$tmp/points' using 1:2:(\$3 == 0 ? 0x1f4e99 : 0xa11d1d) with points pt 7 ps 0.5 lc rgb variable"
     done < "$tmp/steps"
     echo "unset multiplot"
-} > "$tmp/script"
-draw "set terminal svg size 1200,380 dynamic font 'sans,12' background '#ffffff'" "$out.svg"
-draw "set terminal pngcairo size 1200,380 font 'sans,10'" "$out.png"
+} > "$tmp/plot.gp"
+draw "$out" 1200,380 12

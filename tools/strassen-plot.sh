@@ -6,17 +6,10 @@
 # nothing else).
 #   tools/strassen-plot.sh IN.csv OUT_BASENAME   → OUT_BASENAME.svg and .png
 set -eu
-[ $# -eq 2 ] || { echo "usage: tools/strassen-plot.sh IN.csv OUT_BASENAME" >&2; exit 2; }
-in=$1; out=$2
-[ -r "$in" ] || { echo "error: strassen-plot.sh: cannot read $in" >&2; exit 1; }
-command -v gnuplot >/dev/null 2>&1 ||
-    { echo "error: gnuplot not found (apt-get install gnuplot-nox)" >&2; exit 1; }
-mkdir -p "$(dirname "$out")"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/strassen.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT INT TERM
-
-cpu=$(sed -n 's/^# cpu: //p' "$in" | head -n 1)
-core=$(sed -n 's/^# openblas_core: //p' "$in" | head -n 1)
+. "$(dirname "$0")/plot-lib.sh"
+plot_begin "$@"
+plot_input
+core=$(meta openblas_core)
 # One data block per (kernel, threads): "n ratio" lines, sorted by n.
 grep -v '^#' "$in" | awk -F, -v dir="$tmp" '
     NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
@@ -54,9 +47,6 @@ read -r xmin xmax < "$tmp/range"
 tmax=$(awk '{ print $3 }' "$tmp/series" | sort -n | tail -1)
 
 {
-    echo "set terminal svg size 900,560 dynamic font 'sans,13' background '#ffffff'"
-    echo "set output '$out.svg'"
-    echo "set termoption noenhanced"
     printf 'set title "Strassen against our gemm(): GFLOPS ratio, same size and threads\\n%s  ·  OpenBLAS core %s"\n' "$cpu" "$core"
     echo "set xlabel 'n  (m = n = k)'; set ylabel 'GFLOPS / GFLOPS of gemm()'"
     echo "set logscale x 2; set xrange [$xmin / 1.2 : $xmax * 1.2]; set xtics ($(echo "$xmin $xmax" | awk '{ s = ""; for (n = $1; n <= $2; n *= 2) s = s (s == "" ? "" : ", ") n; print s }'))"
@@ -85,7 +75,4 @@ tmax=$(awk '{ print $3 }' "$tmp/series" | sort -n | tail -1)
     done < "$tmp/series"
     echo
 } > "$tmp/plot.gp"
-sed -e "s|set terminal svg size \([0-9]*\),\([0-9]*\) dynamic font 'sans,13'|set terminal pngcairo size \1,\2 font 'sans,11'|" \
-    -e "s|set output '$out.svg'|set output '$out.png'|" "$tmp/plot.gp" > "$tmp/plot-png.gp"
-gnuplot "$tmp/plot.gp" && gnuplot "$tmp/plot-png.gp"
-echo "plots: $out.svg $out.png"
+draw "$out" 900,560

@@ -10,21 +10,11 @@
 # (columns are found by name). One line per shape.
 set -eu
 
-[ $# -eq 2 ] || { echo "usage: tools/sweep-plot.sh IN.csv OUT_BASENAME" >&2; exit 2; }
-in=$1
-out=$2
-[ -r "$in" ] || { echo "error: sweep-plot.sh: cannot read $in" >&2; exit 1; }
-command -v gnuplot >/dev/null 2>&1 || {
-    echo "error: sweep-plot.sh: gnuplot not found (apt-get install gnuplot-nox)" >&2
-    exit 1
-}
-here=$(cd "$(dirname "$0")" && pwd)
-script=$here/../plots/tile_sweep.gp
+. "$(dirname "$0")/plot-lib.sh"
+plot_begin "$@"
+plot_input
+script=$root/plots/tile_sweep.gp
 [ -r "$script" ] || { echo "error: sweep-plot.sh: cannot read $script" >&2; exit 1; }
-mkdir -p "$(dirname "$out")"
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/sweep-plot.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT INT TERM
 
 awk -F, -v datafile="$tmp/series.dat" -v varsfile="$tmp/vars.gp" -v src="$in" '
 function q(s) { gsub(/\047/, "\047\047", s); return "\047" s "\047" }
@@ -86,5 +76,4 @@ END {
 }
 ' "$in"
 
-esc() { printf '%s' "$1" | sed "s/'/''/g"; }
-gnuplot -e "varsfile='$(esc "$tmp/vars.gp")'; datafile='$(esc "$tmp/series.dat")'; outbase='$(esc "$out")'" "$script"
+draw_gp "$script"

@@ -20,12 +20,11 @@ if command -v dot >/dev/null 2>&1; then
     dot -Tpng -Gdpi=110 "$in" -o "$out.png"
     exit 0
 fi
-command -v gnuplot >/dev/null 2>&1 ||
-    { echo "error: neither dot (apt-get install graphviz) nor gnuplot (apt-get install gnuplot-nox) found" >&2; exit 1; }
+# Without dot, gnuplot draws it (plot-lib.sh says when that is missing too).
 what=tape; [ "$kind" = tape ] || what=graph
 echo "note: Graphviz's dot not found (apt-get install graphviz): drawing the $what as text" >&2
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/tape.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT INT TERM
+. "$(dirname "$0")/plot-lib.sh"
+plot_begin "$@"
 if [ "$kind" = tape ]; then
     # One line per node, newest first, as the file lists them: "9: cross_entropy
     # <- 200×2  -> 1".
@@ -54,6 +53,5 @@ lines=$(wc -l < "$tmp/lines")
     echo "set title '$title'"
     awk -v n="$lines" '{ gsub(/\x27/, ""); gsub(/"/, ""); printf "set label %d \"%s\" at 0.02,%d font \"monospace,11\"\n", NR, $0, n + 1 - NR }' "$tmp/lines"
     echo "plot NaN"
-} > "$tmp/script"
-{ echo "set terminal svg size 800,$((40 + 22 * lines)) font 'sans,12' background '#ffffff'"; echo "set output '$out.svg'"; cat "$tmp/script"; } | gnuplot
-{ echo "set terminal pngcairo size 800,$((40 + 22 * lines)) font 'sans,10'"; echo "set output '$out.png'"; cat "$tmp/script"; } | gnuplot
+} > "$tmp/plot.gp"
+draw "$out" 800,$((40 + 22 * lines)) 12 fixed >/dev/null

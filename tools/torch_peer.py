@@ -33,6 +33,8 @@ import statistics
 import sys
 import time
 
+import schema
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EPOCH_IMAGES = 60000
 FILES = {
@@ -41,8 +43,7 @@ FILES = {
     "test_images": "t10k-images-idx3-ubyte",
     "test_labels": "t10k-labels-idx1-ubyte",
 }
-TRAIN_HEADER = ("model,dataset,framework,backend,threads,batch,optimizer,epoch,seconds,"
-                "images_per_s,train_loss,test_loss,test_acc,peak_rss_mb")
+TRAIN_HEADER = schema.header("train")
 # What --probe and --infer append to their file for tools/compare.py: one
 # row per measurement, after '#' lines naming the torch, the malloc and the
 # model's FLOPs per image.

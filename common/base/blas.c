@@ -108,8 +108,9 @@ int blas_limit_note_for(enum isa blas, const char *core, enum isa best, const ch
     return 1;
 }
 
-int blas_limit_note(const char *stage, char *buf, size_t size)
+int blas_limit_note(const char *stage, const struct environment *env, char *buf, size_t size)
 {
-    return blas_limit_note_for(blas_isa(), blas_core(), isa_best(), getenv("OPENBLAS_CORETYPE"),
-                               getenv("OPENBLAS_L2_SIZE"), stage, buf, size);
+    return blas_limit_note_for(blas_isa(), blas_core(), isa_best(),
+                               env ? env->openblas_coretype : NULL,
+                               env ? env->openblas_l2_size : NULL, stage, buf, size);
 }

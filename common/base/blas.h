@@ -4,6 +4,7 @@
 #include <stddef.h>
 
 #include "cpu.h"
+#include "environment.h"
 
 // OpenBLAS, the peer we measure ourselves against. It is never called from
 // our own kernels: only the benchmarks and tests use it.
@@ -32,8 +33,9 @@ enum isa blas_isa(void);
 // blas_limit_note writes one line into buf (size bytes): which variable holds
 // OpenBLAS back, what that costs and the command that lifts it
 // (`env -u ... make STAGE bench`, STAGE like "stage-05"). Returns 1 when
-// OpenBLAS is held back, 0 (buf empty) when it is on its best path.
-int blas_limit_note(const char *stage, char *buf, size_t size);
+// OpenBLAS is held back, 0 (buf empty) when it is on its best path. env
+// holds the two variables as the program found them (NULL: neither set).
+int blas_limit_note(const char *stage, const struct environment *env, char *buf, size_t size);
 // The same for given facts: the ISA of OpenBLAS's kernels (blas_isa()), its
 // core name, the CPU's best ISA, and the two variables (NULL when unset).
 int blas_limit_note_for(enum isa blas, const char *core, enum isa best, const char *coretype,

@@ -1,6 +1,7 @@
 // The `#` lines that start every results file: what machine, compiler and
 // OpenBLAS the numbers below them were measured with (common/README.md).
-#include <stdlib.h>
+#include <errno.h>
+#include <string.h>
 #include <time.h>
 
 #include "blas.h"
@@ -24,12 +25,12 @@ static const char *compiler(void)
 #endif
 }
 
-void machine_write(FILE *f, const char *stage, int threads)
+void machine_write(FILE *f, const char *stage, int threads, const struct environment *env)
 {
     char date[32];
     time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    const char *coretype = getenv("OPENBLAS_CORETYPE");
+    const char *coretype = env ? env->openblas_coretype : NULL;
     // The clock the peak was computed with, so that clock × FMAs per cycle ×
     // lanes × 2 in this header gives the peak it prints.
     fprintf(f, "# stage: %s\n# cpu: %s\n# cores: %d\n# clock_ghz: %.2f\n", stage, cpu_model(),
@@ -53,14 +54,53 @@ void machine_write(FILE *f, const char *stage, int threads)
     fprintf(f, "# compiler: %s\n# cflags: %s\n", compiler(), MACHINE_CFLAGS);
     fprintf(f, "# openblas_config: %s\n# openblas_core: %s\n# openblas_coretype: %s\n",
             blas_config(), blas_core(), coretype ? coretype : "unset");
-    const char *l2_size = getenv("OPENBLAS_L2_SIZE");
+    const char *l2_size = env ? env->openblas_l2_size : NULL;
     // isa: what our kernels ran on, the widest (isa_best) unless --isa forced another.
     fprintf(f, "# openblas_l2_size: %s\n# openblas_isa: %s\n# isa_best: %s\n# isa: %s\n",
             l2_size ? l2_size : "unset", isa_name(blas_isa()), isa_name(isa_best()),
             isa_name(isa_active()));
     // Present only when OpenBLAS is held back: plots and the book repeat it.
     char note[512];
-    if (blas_limit_note(stage, note, sizeof note))
+    if (blas_limit_note(stage, env, note, sizeof note))
         fprintf(f, "# openblas_note: %s\n", note);
     fprintf(f, "# date: %s\n", date);
+}
+
+FILE *results_open(const char *path, const char *stage, int threads,
+                   const struct environment *env, int append, int *fresh)
+{
+    int started = 0;
+    FILE *f = stdout;
+    if (strcmp(path, "-") != 0) {
+        if (append) {
+            FILE *old = fopen(path, "r");
+            if (old) {
+                started = fgetc(old) != EOF;
+                fclose(old);
+            }
+        }
+        f = fopen(path, started ? "a" : "w");
+        if (!f) {
+            fprintf(stderr, "error: cannot write %s: %s\n", path, strerror(errno));
+            return NULL;
+        }
+    }
+    if (!started)
+        machine_write(f, stage, threads, env);
+    if (fresh)
+        *fresh = !started;
+    return f;
+}
+
+int results_close(FILE *f, const char *path, int status)
+{
+    if (f == NULL)
+        return status;
+    int bad = ferror(f);
+    bad |= f != stdout ? fclose(f) != 0 : fflush(f) != 0;
+    if (bad && status == 0) {
+        fprintf(stderr, "error: writing %s failed\n", path);
+        return 1;
+    }
+    return status;
 }

@@ -192,13 +192,21 @@ static void cache_append(const char *path, const struct peak *p)
 // its yardstick from one row to the next.
 enum { REMEMBERED_THREADS = 64 };
 static struct peak remembered[ISA_COUNT][REMEMBERED_THREADS + 1];
+// The file measurements are kept in across processes ($PEAK_CACHE, which
+// the program's main hands over); "" for none.
+static char cache_path[4096];
+
+void peak_cache_use(const char *path)
+{
+    snprintf(cache_path, sizeof cache_path, "%s", path ? path : "");
+}
 
 struct peak peak_get(enum isa isa, int threads)
 {
     int slot = threads <= REMEMBERED_THREADS ? threads : 0;
     if (slot && remembered[isa][slot].threads == threads)
         return remembered[isa][slot];
-    const char *path = getenv("PEAK_CACHE");
+    const char *path = cache_path;
     struct peak p;
     if (!(path && *path && cache_read(path, isa, threads, &p) == 0)) {
         p = peak_measure(isa, threads);

@@ -15,9 +15,13 @@ struct peak {
     double fmas_per_cycle;  // vector FMA instructions a core starts each cycle
 };
 
-// Measured once per machine and kept in the file named by the environment
-// variable PEAK_CACHE (if set), so benchmarks don't spend time re-measuring.
+// Measured once per machine and kept in the file peak_cache_use named (a
+// program's main names $PEAK_CACHE, through cli/env.h), so benchmarks don't
+// spend time re-measuring.
 struct peak peak_get(enum isa isa, int threads);
+// The file peak_get keeps its measurements in; NULL or "": none, measure in
+// every process.
+void peak_cache_use(const char *path);
 
 // Measures afresh, past both caches. Other work can only make the loops look
 // slower, so a caller comparing two measurements takes the best of several.

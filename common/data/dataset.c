@@ -9,17 +9,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "checkout.h"
 #include "checksums.h"
 #include "dataset.h"
 #include "sha256.h"
-
-// The repository root, set by common/build.mk, so a program finds datasets/
-// and build/datasets/ from whatever directory it runs in.
-#ifndef DATASET_ROOT
-#define DATASET_ROOT "."
-#endif
-
-const char *dataset_root(void) { return DATASET_ROOT; }
 
 static const char *const FILES[4] = {
     "train-images-idx3-ubyte",
@@ -172,23 +165,28 @@ int dataset_load(const char *name, const char *data_dir, struct dataset *ds, cha
                  size_t errlen)
 {
     memset(ds, 0, sizeof *ds);
+    // The checkout's datasets/ and build/datasets/, from whatever directory
+    // the program runs in and wherever the checkout has moved.
+    const char *root = checkout_root();
+    if (root == NULL) {
+        if (err != NULL && errlen > 0)
+            checkout_missing(err, (int)errlen);
+        return -1;
+    }
     int is_dir = 0;  // a directory the reader names
     struct lookup l = {.missing_hint = "run `make datasets` to fetch it",
                        .mismatch_hint = "run `make datasets` to fetch it again"};
     if (strcmp(name, "sample") == 0) {
-        snprintf(ds->dir, sizeof ds->dir, "%s/datasets/sample", DATASET_ROOT);
+        snprintf(ds->dir, sizeof ds->dir, "%s/datasets/sample", root);
         snprintf(ds->name, sizeof ds->name, "%s", name);
         l.missing_hint = l.mismatch_hint =
             "the sample is part of the repository: restore it with `git checkout "
             "datasets/sample`";
     } else if (strcmp(name, "mnist") == 0 || strcmp(name, "fashion") == 0) {
-        const char *env = getenv("DATA_DIR");
         if (data_dir != NULL && data_dir[0] != '\0')
             snprintf(ds->dir, sizeof ds->dir, "%s/%s", data_dir, name);
-        else if (env != NULL && env[0] != '\0')
-            snprintf(ds->dir, sizeof ds->dir, "%s/%s", env, name);
         else
-            snprintf(ds->dir, sizeof ds->dir, "%s/build/datasets/%s", DATASET_ROOT, name);
+            snprintf(ds->dir, sizeof ds->dir, "%s/build/datasets/%s", root, name);
         snprintf(ds->name, sizeof ds->name, "%s", name);
     } else {
         if (reader_dir(name, ds, err, errlen) != 0)
@@ -205,7 +203,7 @@ int dataset_load(const char *name, const char *data_dir, struct dataset *ds, cha
 
     char list[4200];
     struct checksums sums;
-    snprintf(list, sizeof list, "%s/datasets/SHA256SUMS", DATASET_ROOT);
+    snprintf(list, sizeof list, "%s/datasets/SHA256SUMS", root);
     if (checksums_read(list, &sums, err, errlen) != 0)
         return -1;
     l.sums = &sums;
@@ -228,14 +226,19 @@ int dataset_load(const char *name, const char *data_dir, struct dataset *ds, cha
     return 0;
 }
 
-int dataset_load_for_bench(const char *name, struct dataset *ds, char *err, size_t errlen)
+int dataset_load_for_bench(const char *name, const char *data_dir, struct dataset *ds, char *err,
+                           size_t errlen)
 {
+    int status;
     if (name)
-        return dataset_load(name, NULL, ds, err, errlen);
-    if (dataset_load("fashion", NULL, ds, err, errlen) == 0)
-        return 0;
-    fprintf(stderr, "note: no Fashion-MNIST (make datasets); timing on the sample\n");
-    return dataset_load("sample", NULL, ds, err, errlen);
+        status = dataset_load(name, data_dir, ds, err, errlen);
+    else if ((status = dataset_load("fashion", data_dir, ds, err, errlen)) != 0) {
+        fprintf(stderr, "note: no Fashion-MNIST (make datasets); timing on the sample\n");
+        status = dataset_load("sample", NULL, ds, err, errlen);
+    }
+    if (status == 0 && ds->note[0])
+        fprintf(stderr, "note: %s\n", ds->note);
+    return status;
 }
 
 void dataset_free(struct dataset *ds)

@@ -31,8 +31,9 @@ struct dataset {
 };
 
 // Loads a dataset by name:
-//   "mnist", "fashion"  from DIR/NAME/, DIR being data_dir when not NULL,
-//                       else $DATA_DIR when set, else build/datasets;
+//   "mnist", "fashion"  from DIR/NAME/, DIR being data_dir when not NULL
+//                       (a program passes $DATA_DIR), else the checkout's
+//                       build/datasets (base/checkout.h finds the checkout);
 //   "sample"            the small set committed in datasets/sample/;
 //   anything else       a directory, however it is written (mysplit,
 //                       mysplit/, ./mysplit, /data/mysplit).
@@ -47,12 +48,12 @@ int dataset_load(const char *name, const char *data_dir, struct dataset *ds, cha
 // The set a benchmark times on: name when it is not NULL (an error when it
 // does not load), else Fashion-MNIST when `make datasets` fetched it, else the
 // committed sample, with a note on stderr. Real data either way, so the data
-// time in a step is real. Returns 0, or -1 with a message in err.
-int dataset_load_for_bench(const char *name, struct dataset *ds, char *err, size_t errlen);
+// time in a step is real. data_dir as for dataset_load. A set the list does
+// not know gets its note (ds->note) on stderr too. Returns 0, or -1 with a
+// message in err.
+int dataset_load_for_bench(const char *name, const char *data_dir, struct dataset *ds, char *err,
+                           size_t errlen);
 void dataset_free(struct dataset *ds);
-
-// The repository root this library was built in (for datasets/ and build/).
-const char *dataset_root(void);
 
 // order[0..n) becomes a permutation of 0..n-1 that depends only on seed
 // (Fisher-Yates with a splitmix64 generator): the same on every machine.

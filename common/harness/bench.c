@@ -14,6 +14,7 @@
 #include "machine.h"
 #include "mat.h"
 #include "peak.h"
+#include "schemas.h"
 #include "timer.h"
 
 enum { MAX_REPS = 1000, MAX_DIM = 1000000 };
@@ -88,6 +89,7 @@ int bench_parse(const struct bench_stage *stage, int argc, char **argv,
                 struct bench_options *o)
 {
     memset(o, 0, sizeof *o);
+    o->env = env_read();
     o->threads = cpu_count();
     o->isa = ISA_COUNT;  // none given
     struct flag_list sizes = {0};
@@ -157,10 +159,25 @@ double bench_median(double *t, int n)
     return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
 
-void bench_write_header(FILE *f, const char *stage, int threads)
+void bench_write_header(FILE *f, const char *stage, int threads, const struct environment *env)
 {
-    machine_write(f, stage, threads);
-    fprintf(f, "kernel,isa,threads,m,n,k,seconds,gflops,pct_peak,vs_openblas\n");
+    machine_write(f, stage, threads, env);
+    fprintf(f, "%s\n", SCHEMA_GEMM);
+}
+
+struct bench_threads bench_threads_of(int threads)
+{
+    struct bench_threads t = {{0}, 0, 0};
+    if (threads)
+        t.count[t.n++] = threads;
+    else {
+        t.count[t.n++] = 1;
+        t.count[t.n++] = 2;
+        if (omp_get_max_threads() > 2)
+            t.count[t.n++] = omp_get_max_threads();
+    }
+    t.top = t.count[t.n - 1];
+    return t;
 }
 
 // Whether --kernels (none: all) names the stage's kernel i; i = nkernels is
@@ -325,14 +342,14 @@ int bench_run(const struct bench_stage *stage, const struct bench_options *o)
             any_single = 1;
     }
     if (csv && !o->append)
-        bench_write_header(csv, stage->name, o->threads);
+        bench_write_header(csv, stage->name, o->threads, &o->env);
     fprintf(table, "%s on %s (%d cores, peak %.1f GFLOPS on 1 thread, %s; OpenBLAS core %s, %s)\n",
             stage->name, cpu_model(), cpu_count(), peak_get(isa_best(), 1).gflops,
             isa_name(isa_best()), blas_core(), isa_name(blas_isa()));
     // A comparison with OpenBLAS held to a lesser path says so, before the
     // numbers and again after them.
     char note[512];
-    int held = blas_limit_note(stage->name, note, sizeof note);
+    int held = blas_limit_note(stage->name, &o->env, note, sizeof note);
     if (held)
         fprintf(table, "note: %s\n", note);
     fprintf(table, "%-22s %-7s %7s %16s %10s %9s %8s %8s\n", "kernel", "isa", "threads", "size",

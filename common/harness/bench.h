@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "cpu.h"
+#include "env.h"
 #include "flags.h"
 #include "mat.h"
 
@@ -57,6 +58,7 @@ struct bench_options {
     int quick;
     int append;       // add rows to an existing CSV: no header, no OpenBLAS rows
     const char *tag;  // appended to kernel names, e.g. "-O0"
+    struct environment env;  // what the environment says (cli/env.h)
 };
 
 // Parses argv into *o. Returns 0, or 2 after printing the problem and the
@@ -82,6 +84,16 @@ struct mat_check bench_check_kernel(bench_matmul_fn fn, int m, int n, int k, int
 double bench_median(double *t, int n);
 
 // The `#` lines that describe this machine, then the column header row.
-void bench_write_header(FILE *f, const char *stage, int threads);
+void bench_write_header(FILE *f, const char *stage, int threads, const struct environment *env);
+
+// The thread counts a training benchmark measures at (stages 07 and 08):
+// --threads N alone; without it (threads 0) one and two, and every core
+// when there are more. top is the last, the most.
+struct bench_threads {
+    int count[3];
+    int n;
+    int top;
+};
+struct bench_threads bench_threads_of(int threads);
 
 #endif

@@ -193,7 +193,10 @@ struct lazy_options {
     long panel_bytes;                 // > 0: a matmul calls gemm() on row panels of C of
                                       // at most this many bytes, each followed by its
                                       // epilogue; 0: one gemm() call for the whole of C
-    const char *cache_dir;            // NULL: $LAZY_CACHE, else build/lazy-cache
+    const char *cache_dir;            // NULL: the checkout's build/lazy-cache (a
+                                      // program passes $LAZY_CACHE)
+    const char *cc;                   // the kernels' compiler, words allowed
+                                      // ("ccache gcc"); NULL: cc (a program passes $CC)
     int verbose;                      // 1: a line per compiled kernel on stderr
 };
 

@@ -1,6 +1,6 @@
 // From C source to a function we can call: the system's compiler builds each
 // kernel into a shared object, dlopen loads it. Each kernel is cached under
-// build/lazy-cache/ by a hash of its source (and of the compiler and its
+// build/lazy-cache/ (or the program's own cache) by a hash of its source (and of the compiler and its
 // flags), so a second run of the same program compiles nothing.
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "checkout.h"
 #include "cpu.h"
 #include "lazy_kernel.h"
 
@@ -59,10 +60,10 @@ static const char *const *active_isa_flags(void)
     return isa_flags[isa];
 }
 
-static const char *compiler(void)
+// The compiler the program was given ($CC, read at its edge), else cc.
+static const char *compiler(const struct lazy_options *o)
 {
-    const char *cc = getenv("CC");
-    return cc && *cc ? cc : "cc";
+    return o->cc && *o->cc ? o->cc : "cc";
 }
 
 static uint64_t fnv(uint64_t h, const char *s)
@@ -86,15 +87,20 @@ static int make_dirs(const char *path)
     return mkdir(buf, 0777) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-static void cache_dir_of(const char *given, char *dir, size_t len)
+// The cache the program named ($LAZY_CACHE, or one of its own), else the
+// checkout's build/lazy-cache. Returns 0, or -1 with err.
+static int cache_dir_of(const char *given, char *dir, size_t len, char *err, size_t errlen)
 {
-    const char *env = getenv("LAZY_CACHE");
+    const char *root = checkout_root();
     if (given && *given)
         snprintf(dir, len, "%s", given);
-    else if (env && *env)
-        snprintf(dir, len, "%s", env);
-    else
-        snprintf(dir, len, "%s", LAZY_CACHE_DIR);
+    else if (root)
+        snprintf(dir, len, "%s/build/lazy-cache", root);
+    else {
+        checkout_missing(err, (int)errlen);
+        return -1;
+    }
+    return 0;
 }
 
 // 1 when path holds exactly text.
@@ -128,9 +134,10 @@ static int write_file(const char *path, const char *text)
 }
 
 // The paths of k's source, object and log in dir: NAME-HASH.{c,so,log}.
-static void paths(const struct lazy_kernel *k, const char *dir, char *stem, size_t len)
+static void paths(const struct lazy_kernel *k, const char *dir, const char *cc, char *stem,
+                  size_t len)
 {
-    uint64_t h = fnv(0xcbf29ce484222325ull, compiler());
+    uint64_t h = fnv(0xcbf29ce484222325ull, cc);
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
         h = fnv(h, flags[i]);
     const char *const *isa = active_isa_flags();
@@ -157,14 +164,14 @@ static int load(struct lazy_kernel *k, const char *so, char *err, size_t errlen)
 
 // Starts `CC flags -o so.tmp src -lm`, its output into log. Returns the
 // child's pid, or -1 with err.
-static pid_t start(const char *stem, char *err, size_t errlen)
+static pid_t start(const char *stem, const char *compiler, char *err, size_t errlen)
 {
     char src[4096], tmp[4096], log[4096], cc[256];
     snprintf(src, sizeof src, "%s.c", stem);
     snprintf(tmp, sizeof tmp, "%s.so.%ld.tmp", stem, (long)getpid());
     snprintf(log, sizeof log, "%s.log", stem);
     // CC may be a command with words ("ccache gcc"): split it at spaces.
-    snprintf(cc, sizeof cc, "%s", compiler());
+    snprintf(cc, sizeof cc, "%s", compiler);
     char *argv[32];
     int argc = 0;
     for (char *w = strtok(cc, " "); w && argc < 20; w = strtok(NULL, " "))
@@ -200,7 +207,7 @@ static pid_t start(const char *stem, char *err, size_t errlen)
 
 // After the compiler exited with status: the object in place, or err with
 // the source's path and the compiler's first lines.
-static int finish(const char *stem, int status, char *err, size_t errlen)
+static int finish(const char *stem, const char *cc, int status, char *err, size_t errlen)
 {
     char so[4096], tmp[4096], log[4096];
     snprintf(so, sizeof so, "%s.so", stem);
@@ -210,7 +217,7 @@ static int finish(const char *stem, int status, char *err, size_t errlen)
         return 0;
     remove(tmp);
     int at = snprintf(err, errlen, "the generated kernel %s.c did not compile (%s %s %d); the "
-                      "compiler said:", stem, compiler(),
+                      "compiler said:", stem, cc,
                       WIFEXITED(status) ? "exited with" : "was stopped by signal",
                       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
     FILE *f = fopen(log, "r");
@@ -227,11 +234,13 @@ static int finish(const char *stem, int status, char *err, size_t errlen)
 }
 
 // listing: compile_all
-int lazy_compile_all(struct lazy_kernel *ks, int n, const char *cache_dir, int verbose,
-                     char *err, size_t errlen)
+int lazy_compile_all(struct lazy_kernel *ks, int n, const struct lazy_options *o, char *err,
+                     size_t errlen)
 {
     char dir[3800];
-    cache_dir_of(cache_dir, dir, sizeof dir);
+    const char *cc = compiler(o);
+    if (cache_dir_of(o->cache_dir, dir, sizeof dir, err, errlen) != 0)
+        return -1;
     if (make_dirs(dir) != 0) {
         snprintf(err, errlen, "cannot make the kernel cache %s: %s", dir, strerror(errno));
         return -1;
@@ -250,7 +259,7 @@ int lazy_compile_all(struct lazy_kernel *ks, int n, const char *cache_dir, int v
     for (int i = 0; i < n; i++) {
         char so[4096], src[4096];
         pids[i] = 0;
-        paths(&ks[i], dir, stems[i], sizeof stems[i]);
+        paths(&ks[i], dir, cc, stems[i], sizeof stems[i]);
         snprintf(src, sizeof src, "%s.c", stems[i]);
         snprintf(so, sizeof so, "%s.so", stems[i]);
         ks[i].cached = same_file(src, ks[i].source) && access(so, R_OK) == 0;
@@ -265,9 +274,9 @@ int lazy_compile_all(struct lazy_kernel *ks, int n, const char *cache_dir, int v
             int i = next++;
             if (ks[i].cached)
                 continue;
-            if (verbose)
+            if (o->verbose)
                 fprintf(stderr, "compiling %s.c\n", stems[i]);
-            if ((pids[i] = start(stems[i], err, errlen)) < 0)
+            if ((pids[i] = start(stems[i], cc, err, errlen)) < 0)
                 status = -1;
             else
                 running++;
@@ -286,7 +295,7 @@ int lazy_compile_all(struct lazy_kernel *ks, int n, const char *cache_dir, int v
         }
         pids[i] = 0;
         running--;
-        if (finish(stems[i], ws, err, errlen) != 0)
+        if (finish(stems[i], cc, ws, err, errlen) != 0)
             status = -1;
     }
     // On an error, wait for the compilers still running before returning.
@@ -309,10 +318,9 @@ int lazy_compile_all(struct lazy_kernel *ks, int n, const char *cache_dir, int v
 }
 // end listing
 
-int lazy_compile(struct lazy_kernel *k, const char *cache_dir, int verbose, char *err,
-                 size_t errlen)
+int lazy_compile(struct lazy_kernel *k, const struct lazy_options *o, char *err, size_t errlen)
 {
-    return lazy_compile_all(k, 1, cache_dir, verbose, err, errlen);
+    return lazy_compile_all(k, 1, o, err, errlen);
 }
 
 void lazy_unload(struct lazy_kernel *k)

@@ -81,14 +81,14 @@ int lazy_gemm_operand(const struct lazy_node *n, int *trans, long *ld, long *off
 // Writes kernel k's C source into k->source (malloc'd). Returns 0, or -1.
 int lazy_codegen(const struct lazy_schedule *s, struct lazy_kernel *k);
 
-// Finds k's source compiled in the cache, else compiles it; loads it.
-// Returns 0, or -1 with err naming the source file.
-int lazy_compile(struct lazy_kernel *k, const char *cache_dir, int verbose, char *err,
-                 size_t errlen);
+// Finds k's source compiled in the cache, else compiles it; loads it. The
+// compiler, the cache and verbose are o's. Returns 0, or -1 with err naming
+// the source file.
+int lazy_compile(struct lazy_kernel *k, const struct lazy_options *o, char *err, size_t errlen);
 void lazy_unload(struct lazy_kernel *k);
 // Compiles the kernels not in the cache, several at once. Returns 0, or -1
 // with err (the first failure).
-int lazy_compile_all(struct lazy_kernel *ks, int n, const char *cache_dir, int verbose,
-                     char *err, size_t errlen);
+int lazy_compile_all(struct lazy_kernel *ks, int n, const struct lazy_options *o, char *err,
+                     size_t errlen);
 
 #endif

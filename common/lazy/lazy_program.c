@@ -141,8 +141,7 @@ struct lazy_program *lazy_program_new(struct lazy_graph *g, int n,
             snprintf(err, errlen, "out of memory writing kernel %s", p->s.kernels[k].name);
             goto fail;
         }
-    if (lazy_compile_all(p->s.kernels, p->s.nkernels, o->cache_dir, o->verbose, err,
-                         errlen) != 0)
+    if (lazy_compile_all(p->s.kernels, p->s.nkernels, o, err, errlen) != 0)
         goto fail;
     // end listing
     // 5. Memory for every stored value that is not written into a buffer of

@@ -1,7 +1,6 @@
 // The progress bar of a training epoch: `[=====>     ] 41% 24576/60000 loss 0.4312`
 // rewritten in place with a carriage return.
 #define _POSIX_C_SOURCE 200809L  // fileno, isatty
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -12,9 +11,8 @@ enum { BAR_WIDTH = 30 };
 // Seconds between redraws: a few per second reads as live and costs nothing.
 static const double REDRAW_EVERY = 0.25;
 
-int progress_wanted(FILE *f)
+int progress_wanted(FILE *f, const char *term)
 {
-    const char *term = getenv("TERM");
     return f && isatty(fileno(f)) && !(term && strcmp(term, "dumb") == 0);
 }
 

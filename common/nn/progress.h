@@ -15,8 +15,9 @@ struct progress {
     int drawn;        // 1 when a bar is on the screen
 };
 
-// 1 when f is a terminal (and TERM is not "dumb").
-int progress_wanted(FILE *f);
+// 1 when f is a terminal and term (the program's $TERM, NULL when unset) is
+// not "dumb".
+int progress_wanted(FILE *f, const char *term);
 // Starts a bar over total images on out (NULL: stay silent).
 void progress_begin(struct progress *p, FILE *out, long total);
 // done images so far, loss the latest batch's loss.

@@ -64,7 +64,6 @@ int trainer_init(struct trainer *tr, const struct tape_config *config, int batch
         snprintf(err, errlen, "out of memory for a trainer of batch %d", batch);
         return -1;
     }
-    tr->progress = progress_wanted(stdout);
     return 0;
 }
 

@@ -27,7 +27,8 @@ struct trainer {
     int *y;
     int *order;         // the epoch's shuffled order of the train split
     int norder;
-    int progress;       // 1: a progress bar on stdout (set when it is a terminal)
+    int progress;       // 1: a progress bar on stdout; trainer_init sets 0, the
+                        // training run progress_wanted's answer
     int batch_threads;  // threads that convert a training batch: train_pass_threads()
 };
 

@@ -13,6 +13,8 @@
 #include "checkpoint.h"
 #include "inspect.h"
 #include "machine.h"
+#include "progress.h"
+#include "schemas.h"
 #include "timer.h"
 #include "train.h"
 #include "train_run.h"
@@ -21,7 +23,8 @@ void train_options_init(struct train_options *o, long batch, long epochs)
 {
     *o = (struct train_options){.data = "fashion", .batch = batch, .epochs = epochs, .seed = 1,
                                 .optim = OPTIM_ADAM, .lr = -1.0, .gemm = 0, .conv = CONV_AUTO,
-                                .memory = tape_config_default().memory, .isa = ISA_COUNT};
+                                .memory = tape_config_default().memory, .isa = ISA_COUNT,
+                                .env = env_read()};
 }
 
 struct tape_config train_options_tape(const struct train_options *o)
@@ -71,39 +74,56 @@ const char *train_recipe_name(const struct train_options *o)
 }
 
 FILE *train_csv_open(const char *path, const char *stage, const struct dataset *ds, int threads,
-                     int append, int *fresh)
+                     const struct environment *env, int append, int *fresh)
 {
-    *fresh = 1;
-    FILE *f = stdout;
-    if (strcmp(path, "-") != 0) {
-        if (append) {
-            FILE *old = fopen(path, "r");
-            if (old) {
-                *fresh = fgetc(old) == EOF;
-                fclose(old);
-            }
-        }
-        f = fopen(path, *fresh ? "w" : "a");
-        if (!f) {
-            fprintf(stderr, "error: cannot write %s: %s\n", path, strerror(errno));
-            return NULL;
-        }
-    }
-    if (*fresh) {
-        machine_write(f, stage, threads);
+    FILE *f = results_open(path, stage, threads, env, append, fresh);
+    if (f && *fresh)
         fprintf(f, "# dataset: %s\n# dataset_dir: %s\n# train_images: %d\n# test_images: %d\n",
                 ds->name, ds->dir, ds->train.count, ds->test.count);
-    }
     return f;
 }
 
 int train_csv_close(FILE *f, const char *path, int status)
 {
-    if (f && f != stdout && fclose(f) != 0 && status == 0) {
-        fprintf(stderr, "error: writing %s failed\n", path);
-        return 1;
+    return results_close(f, path, status);
+}
+
+FILE *train_bench_open(const char *path, const char *stage, const struct dataset *ds, int threads,
+                       const struct environment *env, int epoch_images)
+{
+    int fresh;
+    FILE *f = train_csv_open(path, stage, ds, threads, env, 0, &fresh);
+    if (f)
+        fprintf(f, "# epoch_images: %d\n", epoch_images);
+    return f;
+}
+
+void train_epoch_print(const struct epoch_stats *st, const char *judged)
+{
+    printf("epoch %3d  loss %.4f  %s loss %.4f  %s accuracy %6.2f %%  %7.3f s  %8.0f images/s\n",
+           st->epoch, st->train_loss, judged, st->test_loss, judged, 100 * st->test_acc,
+           st->seconds, st->images_per_s);
+    fflush(stdout);
+}
+
+void train_epoch_row(FILE *csv, const char *model, const char *dataset, const char *backend,
+                     int threads, long batch, const char *optimizer, const struct epoch_stats *st)
+{
+    fprintf(csv, "%s,%s,ours,%s,%d,%ld,%s,%d,%.6f,%.1f,%.6f,%.6f,%.6f,%.1f\n", model, dataset,
+            backend, threads, batch, optimizer, st->epoch, st->seconds, st->images_per_s,
+            st->train_loss, st->test_loss, st->test_acc, peak_rss_mb());
+    fflush(csv);
+}
+
+int train_save(const char *path, const struct nn_model *m)
+{
+    char err[4096];
+    if (checkpoint_save(path, m, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        return -1;
     }
-    return status;
+    printf("saved %s\n", path);
+    return 0;
 }
 
 int train_fixed_steps(struct trainer *tr, struct nn_model *m, struct optim *o,
@@ -238,7 +258,7 @@ FILE *train_result_open(const char *path, const struct train_options *o,
                         const char *what)
 {
     int fresh;
-    FILE *f = train_csv_open(path, tm->stage, ds, threads, 0, &fresh);
+    FILE *f = train_csv_open(path, tm->stage, ds, threads, &o->env, 0, &fresh);
     if (f)
         fprintf(f, "# what: %s\n# model: %s\n# recipe: batch %ld, %s, lr %g, %ld epochs, seed %ld%s\n",
                 what, tm->name, o->batch, train_recipe_name(o), o->lr, o->epochs, o->seed,
@@ -309,7 +329,7 @@ int train_run(const struct train_options *o, const struct train_model *tm)
     int threads = omp_get_max_threads();
 
     struct dataset ds;
-    if (dataset_load(o->data, NULL, &ds, err, sizeof err) != 0) {
+    if (dataset_load(o->data, o->env.data_dir, &ds, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
         return 1;
     }
@@ -353,19 +373,16 @@ int train_run(const struct train_options *o, const struct train_model *tm)
         fprintf(stderr, "error: %s\n", err);
         goto out;
     }
+    tr.progress = progress_wanted(stdout, o->env.term);
     optim_set_threads(opt, train_pass_threads(tape_config(tr.tape)->gemm));
     int fresh;
-    if (o->csv && !(csv = train_csv_open(o->csv, tm->stage, &ds, threads, o->append, &fresh)))
+    if (o->csv && !(csv = train_csv_open(o->csv, tm->stage, &ds, threads, &o->env, o->append,
+                                        &fresh)))
         goto out;
-    if (csv && fresh && !o->val)
-        fprintf(csv, "model,dataset,framework,backend,threads,batch,optimizer,epoch,seconds,"
-                     "images_per_s,train_loss,test_loss,test_acc,peak_rss_mb\n");
     // With --val the rows say which recipe and split they are, and only the
     // last epoch's has the test set's loss and accuracy.
-    if (csv && fresh && o->val)
-        fprintf(csv, "model,dataset,framework,backend,threads,batch,optimizer,lr,seed,val_images,"
-                     "epoch,seconds,images_per_s,train_loss,val_loss,val_acc,test_loss,test_acc,"
-                     "peak_rss_mb\n");
+    if (csv && fresh)
+        fprintf(csv, "%s\n", o->val ? SCHEMA_TRAIN_VAL : SCHEMA_TRAIN);
 
     printf("%s (%ld parameters) on %s (%d train, %d test images), batch %ld, %s lr %g%s, "
            "backend %s, %d thread%s\n",
@@ -394,11 +411,7 @@ int train_run(const struct train_options *o, const struct train_model *tm)
             fprintf(stderr, "error: %s\n", err);
             goto out;
         }
-        printf("epoch %3d  loss %.4f  %s loss %.4f  %s accuracy %6.2f %%  %7.3f s  %8.0f "
-               "images/s\n",
-               e, st.train_loss, judged, st.test_loss, judged, 100 * st.test_acc, st.seconds,
-               st.images_per_s);
-        fflush(stdout);
+        train_epoch_print(&st, judged);
         double test_loss = 0.0, test_acc = 0.0;
         if (o->val && e == o->epochs) {
             if (evaluate(&tr, &m, &ds.test, &test_loss, &test_acc, err, sizeof err) != 0) {
@@ -409,10 +422,8 @@ int train_run(const struct train_options *o, const struct train_model *tm)
                    100 * test_acc);
         }
         if (csv && !o->val)
-            fprintf(csv, "%s,%s,ours,%s,%d,%ld,%s,%d,%.6f,%.1f,%.6f,%.6f,%.6f,%.1f\n", tm->name,
-                    ds.name, tm->backend, threads, o->batch, train_recipe_name(o), e,
-                    st.seconds, st.images_per_s, st.train_loss, st.test_loss, st.test_acc,
-                    peak_rss_mb());
+            train_epoch_row(csv, tm->name, ds.name, tm->backend, threads, o->batch,
+                            train_recipe_name(o), &st);
         if (csv && o->val) {
             fprintf(csv, "%s,%s,ours,%s,%d,%ld,%s,%g,%ld,%d,%d,%.6f,%.1f,%.6f,%.6f,%.6f,", tm->name,
                     ds.name, tm->backend, threads, o->batch, train_recipe_name(o), o->lr, o->seed,
@@ -430,13 +441,8 @@ int train_run(const struct train_options *o, const struct train_model *tm)
     if (write_test_views(&tr, &m, &ds, o, tm, threads) != 0 ||
         (tm->inspect && tm->inspect(&m, &ds, o, tm, threads) != 0))
         goto out;
-    if (o->save) {
-        if (checkpoint_save(o->save, &m, err, sizeof err) != 0) {
-            fprintf(stderr, "error: %s\n", err);
-            goto out;
-        }
-        printf("saved %s\n", o->save);
-    }
+    if (o->save && train_save(o->save, &m) != 0)
+        goto out;
     if (o->epochs > 0)
         printf("peak memory %.1f MB\n", peak_rss_mb());
     status = 0;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "dataset.h"
+#include "env.h"
 #include "nn.h"
 #include "optim.h"
 #include "tape.h"
@@ -33,9 +34,11 @@ struct train_options {
     long val;
     const char *confusion;     // --confusion FILE: the test set's confusion matrix
     const char *wrong;         // --wrong FILE: the wrong test images it was surest of
+    struct environment env;    // what the environment says (cli/env.h)
 };
 
-// The shared defaults, with the driver's batch and epochs.
+// The shared defaults, with the driver's batch and epochs, and the
+// environment as the program found it (env_read).
 void train_options_init(struct train_options *o, long batch, long epochs);
 // After the flags: the learning rate's default, and the flags that cannot go
 // together. Returns 0, or -1 with the problem in err.
@@ -74,13 +77,30 @@ struct train_model {
 };
 
 // A training stage's results CSV (path "-": stdout): the machine lines of
-// the GEMM benches and the dataset's, unless append finds the file already
-// started; *fresh says whether the caller writes its header row. NULL after
-// printing the problem. train_csv_close returns status, or 1 when writing
-// failed.
+// the GEMM benches (with env's OPENBLAS_* variables) and the dataset's,
+// unless append finds the file already started; *fresh says whether the
+// caller writes its header row. NULL after printing the problem.
+// train_csv_close returns status, or 1 when writing failed.
 FILE *train_csv_open(const char *path, const char *stage, const struct dataset *ds, int threads,
-                     int append, int *fresh);
+                     const struct environment *env, int append, int *fresh);
 int train_csv_close(FILE *f, const char *path, int status);
+// A benchmark's results file: train_csv_open's lines (never appending), then
+// `# epoch_images: N`, the epoch its times are given per. NULL after printing
+// the problem.
+FILE *train_bench_open(const char *path, const char *stage, const struct dataset *ds, int threads,
+                       const struct environment *env, int epoch_images);
+
+// What every training driver reports after an epoch: the line on stdout
+// ("epoch   3  loss 0.31  test loss 0.34  test accuracy  87.90 %  ..."),
+// judged naming what the second loss was measured on ("test", or "val" with
+// --val); and its row of SCHEMA_TRAIN (framework ours, the peak memory last).
+void train_epoch_print(const struct epoch_stats *st, const char *judged);
+void train_epoch_row(FILE *csv, const char *model, const char *dataset, const char *backend,
+                     int threads, long batch, const char *optimizer,
+                     const struct epoch_stats *st);
+// --save: the model into path, and a line saying so. Returns 0, or -1 after
+// printing the problem.
+int train_save(const char *path, const struct nn_model *m);
 
 // A file of what a trained model shows (--confusion, --wrong, the drivers'
 // pictures): the machine lines, the dataset's, and `# what:` saying what it

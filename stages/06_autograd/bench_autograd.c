@@ -19,6 +19,7 @@
 #include "bench.h"
 #include "blas.h"
 #include "cpu.h"
+#include "env.h"
 #include "flags.h"
 #include "gemm_backend.h"
 #include "machine.h"
@@ -180,6 +181,7 @@ static void time_both(struct tape *t, struct net *n, int reps, double *step_s, d
 
 // --- flags --------------------------------------------------------------------
 struct options {
+    struct environment env;  // what the environment says (cli/env.h)
     int threads, reps, quick;
     struct flag_list backends;  // indices into gemm_backend_all(); n 0: the default set
     struct flag_list batches;
@@ -191,6 +193,7 @@ struct options {
 static int parse(int argc, char **argv, struct options *o)
 {
     memset(o, 0, sizeof *o);
+    o->env = env_read();
     o->threads = cpu_count();
     o->isa = ISA_COUNT;
     struct flags f = {.about = "The tape's cost: a whole training step against its GEMMs "
@@ -330,7 +333,7 @@ int main(int argc, char **argv)
         }
     }
     if (r.csv) {
-        machine_write(r.csv, "stage-06", o.threads);
+        machine_write(r.csv, "stage-06", o.threads, &o.env);
         fprintf(r.csv, "model,batch,backend,isa,threads,step_ms,gemm_ms,overhead_pct,gflops,"
                        "gemm_calls,nodes,memory,live_bytes,reserved_bytes\n");
     }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cpu.h"
+#include "env.h"
 #include "flags.h"
 #include "machine.h"
 #include "gemm_backend.h"
@@ -99,28 +100,12 @@ static struct tensor *forward(struct tape *t, struct layer *l, struct tensor *x)
 // end listing
 
 // Opens a results file ("-": stdout) and writes its `#` lines and header.
-static FILE *results_open(const char *path, const char *header)
+static FILE *open_out(const char *path, const char *header, const struct environment *env)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "error: cannot write %s: %s\n", path, strerror(errno));
-        return NULL;
-    }
-    machine_write(f, "stage-06", cpu_count());
-    fprintf(f, "%s\n", header);
+    FILE *f = results_open(path, "stage-06", cpu_count(), env, 0, NULL);
+    if (f)
+        fprintf(f, "%s\n", header);
     return f;
-}
-
-static int results_close(FILE *f, const char *path)
-{
-    int bad = ferror(f);
-    if (f != stdout)
-        bad |= fclose(f) != 0;
-    else
-        bad |= fflush(f) != 0;
-    if (bad)
-        fprintf(stderr, "error: writing %s failed\n", path);
-    return bad ? -1 : 0;
 }
 
 // The network's probability of class 1 at every point of a GRID×GRID grid,
@@ -162,6 +147,7 @@ static double accuracy(const struct tensor *logits, const int *labels)
 
 int main(int argc, char **argv)
 {
+    const struct environment env = env_read();
     int gemm = 0, memory = tape_config_default().memory;
     long seed = 6, steps = 2000;
     int hidden = 32;
@@ -210,9 +196,9 @@ int main(int argc, char **argv)
     printf("two spirals: %d points, network 2-%d-%d-2 (tanh), gemm %s, seed %ld\n",
            POINTS, hidden, hidden, backend->name, seed);
     FILE *curve = NULL, *plane = NULL;
-    if (csv && !(curve = results_open(csv, "step,loss,accuracy")))
+    if (csv && !(curve = open_out(csv, "step,loss,accuracy", &env)))
         return 1;
-    if (boundary && !(plane = results_open(boundary, "kind,step,x,y,value")))
+    if (boundary && !(plane = open_out(boundary, "kind,step,x,y,value", &env)))
         return 1;
     if (plane)
         for (int i = 0; i < POINTS; i++)
@@ -246,7 +232,7 @@ int main(int argc, char **argv)
             fprintf(curve, "%ld,%.6f,%.4f\n", step, loss->data[0], accuracy(logits, labels));
         if (dot && step == 1) {
             FILE *g = strcmp(dot, "-") == 0 ? stdout : fopen(dot, "w");
-            if (!g || tape_write_dot(t, g) != 0 || results_close(g, dot) != 0) {
+            if (!g || tape_write_dot(t, g) != 0 || results_close(g, dot, 0) != 0) {
                 fprintf(stderr, "error: cannot write %s\n", dot);
                 status = 1;
                 break;
@@ -274,9 +260,9 @@ int main(int argc, char **argv)
                    tape_memory_name(config.memory), tape_reserved_bytes(t), tape_live_bytes(t));
         }
     }
-    if (curve && results_close(curve, csv) != 0)
+    if (curve && results_close(curve, csv, 0) != 0)
         status = 1;
-    if (plane && results_close(plane, boundary) != 0)
+    if (plane && results_close(plane, boundary, 0) != 0)
         status = 1;
     for (int i = 0; i < 3; i++)
         layer_free(&l[i]);

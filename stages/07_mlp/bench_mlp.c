@@ -25,6 +25,7 @@
 #include "nn.h"
 #include "optim.h"
 #include "peak.h"
+#include "schemas.h"
 #include "timer.h"
 #include "train.h"
 #include "train_run.h"
@@ -47,6 +48,7 @@ static const char *const backends[] = {"naive", "tiled", "simd", "packed",
 static const int sweep_batches[] = {16, 32, 128, 256, 512};
 
 struct options {
+    struct environment env;     // what the environment says (cli/env.h)
     int threads;                // 0: 1 and 2 (and all cores, when more)
     struct flag_list backends;  // indices into gemm_backend_all(); n 0: every one above
     int steps;                  // timed steps per measurement
@@ -213,7 +215,7 @@ static void row(FILE *csv, const char *model, const char *backend, int threads, 
 
 static int parse(int argc, char **argv, struct options *o)
 {
-    *o = (struct options){0};
+    *o = (struct options){.env = env_read()};
     enum isa isa = ISA_COUNT;
     struct flags f = {.about = "Seconds per epoch of the MLP on every GEMM backend, then where "
                                "the auto backend's epoch\ngoes and what the batch size does."};
@@ -266,13 +268,10 @@ static int parse(int argc, char **argv, struct options *o)
 }
 
 // A results file with the machine and dataset lines, and the epoch size.
-static FILE *open_out(const char *path, const struct dataset *ds, int threads)
+static FILE *open_out(const char *path, const struct dataset *ds, int threads,
+                      const struct environment *env)
 {
-    int fresh;
-    FILE *f = train_csv_open(path, "stage-07", ds, threads, 0, &fresh);
-    if (f)
-        fprintf(f, "# epoch_images: %d\n", EPOCH_IMAGES);
-    return f;
+    return train_bench_open(path, "stage-07", ds, threads, env, EPOCH_IMAGES);
 }
 
 // --- arena against planned memory ---------------------------------------------
@@ -307,8 +306,10 @@ static int memory_study(const struct options *o, const struct dataset *ds, int t
 // variants taking turns in rounds so that all see the same minutes; the
 // median round of each is its row.
 static int changes_study(const struct options *o, const struct dataset *ds,
-                         const int *thread_list, int nthreads, FILE *csv)
+                         const struct bench_threads *th, FILE *csv)
 {
+    const int *thread_list = th->count;
+    int nthreads = th->n;
     enum { NV = sizeof variants / sizeof variants[0], MAX_ROUNDS = 1000 };
     static double ms[NV][MAX_ROUNDS];
     const struct config *c = &configs[0];
@@ -353,31 +354,20 @@ int main(int argc, char **argv)
 
     char err[4096];
     struct dataset ds;
-    if (dataset_load_for_bench(o.data, &ds, err, sizeof err) != 0) {
+    if (dataset_load_for_bench(o.data, o.env.data_dir, &ds, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
         return 1;
     }
-    if (ds.note[0])
-        fprintf(stderr, "note: %s\n", ds.note);
-    int cores = omp_get_max_threads();
-    int thread_list[3], nthreads = 0;
-    if (o.threads)
-        thread_list[nthreads++] = o.threads;
-    else {
-        thread_list[nthreads++] = 1;
-        thread_list[nthreads++] = 2;
-        if (cores > 2)
-            thread_list[nthreads++] = cores;
-    }
-    int top = thread_list[nthreads - 1];
+    const struct bench_threads th = bench_threads_of(o.threads);
+    const int *thread_list = th.count;
+    int nthreads = th.n, top = th.top;
 
     FILE *csv = NULL, *bd = NULL, *mem = NULL, *life = NULL, *ch = NULL;
     status = 1;
-    if (o.csv && !(csv = open_out(o.csv, &ds, top)))
+    if (o.csv && !(csv = open_out(o.csv, &ds, top, &o.env)))
         goto out;
     if (csv)
-        fprintf(csv, "model,framework,backend,threads,batch,seconds_per_epoch,images_per_s,"
-                     "gflops,pct_peak,vs_pytorch\n");
+        fprintf(csv, "%s\n", SCHEMA_SPEED);
     printf("training steps of an MLP on %s, Adam, timed over %d steps after %d of warm-up\n",
            ds.name, o.steps, WARMUP_STEPS);
     printf("%-14s %-9s %2s  %5s  %11s  %9s  %7s  %7s\n", "model", "backend", "th", "batch",
@@ -420,7 +410,7 @@ int main(int argc, char **argv)
     // Where an epoch goes: the auto backend wrapped in the timing one, on
     // each thread count, since the parts do not scale alike.
     if (o.breakdown && wanted(&o, "auto")) {
-        if (!(bd = open_out(o.breakdown, &ds, top)))
+        if (!(bd = open_out(o.breakdown, &ds, top, &o.env)))
             goto out;
         fprintf(bd, "model,backend,threads,batch,part,seconds_per_epoch,share\n");
         timed_inner = gemm_backend_find("auto");
@@ -452,17 +442,17 @@ int main(int argc, char **argv)
         }
     }
     if (o.changes && wanted(&o, "auto")) {
-        if (!(ch = open_out(o.changes, &ds, top)))
+        if (!(ch = open_out(o.changes, &ds, top, &o.env)))
             goto out;
         fprintf(ch, "model,backend,threads,batch,change,step_ms,seconds_per_epoch,saved_ms,"
                     "vs_before\n");
-        if (changes_study(&o, &ds, thread_list, nthreads, ch) != 0)
+        if (changes_study(&o, &ds, &th, ch) != 0)
             goto out;
     }
     if ((o.memory_csv || o.lifetimes) && wanted(&o, "auto")) {
-        if (o.memory_csv && !(mem = open_out(o.memory_csv, &ds, top)))
+        if (o.memory_csv && !(mem = open_out(o.memory_csv, &ds, top, &o.env)))
             goto out;
-        if (o.lifetimes && !(life = open_out(o.lifetimes, &ds, top)))
+        if (o.lifetimes && !(life = open_out(o.lifetimes, &ds, top, &o.env)))
             goto out;
         if (mem)
             fprintf(mem, "model,backend,threads,batch,memory,step_ms,live_bytes,"

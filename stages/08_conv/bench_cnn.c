@@ -34,11 +34,13 @@
 #include "conv.h"
 #include "dataset.h"
 #include "flags.h"
+#include "machine.h"
 #include "mat.h"
 #include "nn.h"
 #include "ops.h"
 #include "optim.h"
 #include "peak.h"
+#include "schemas.h"
 #include "tape.h"
 #include "timer.h"
 #include "train.h"
@@ -74,13 +76,18 @@ static const struct layer layers[] = {
 };
 enum { NLAYERS = sizeof layers / sizeof layers[0] };
 
+// The studies this program runs (the table `studies` below says what each is).
+enum study_id { CHECK, LAYERS, TURNS, FUSION, BANDWIDTH, SPEED, MEMORY, LIFETIMES, STAIRCASE,
+                STUDIES };
+
 struct options {
-    int threads;            // 0: 1 and 2 (and all cores, when more)
-    struct flag_list convs; // the paths asked for (enum conv_path); n 0: every one above
+    struct environment env;  // what the environment says (cli/env.h)
+    int threads;             // 0: 1 and 2 (and all cores, when more)
+    struct flag_list convs;  // the paths asked for (enum conv_path); n 0: every one above
     int reps, steps, batch, quick;
-    const char *data, *csv, *layers, *fusion, *errors, *turns;
-    struct flag_list memory;  // the memory study's modes (enum memory_mode)
-    const char *memory_csv, *lifetimes, *bandwidth;
+    const char *data;
+    struct flag_list memory;         // the memory study's modes (enum memory_mode)
+    const char *file[STUDIES];       // each study's file (--layers FILE ...), or NULL
 };
 
 static int wanted(const struct options *o, enum conv_path p)
@@ -398,8 +405,7 @@ static double io_seconds(const unsigned char *src, long in, unsigned char *dst, 
 // code byte per pooled element; the backward reads the pooled gradient, y,
 // the codes and x, and writes only dW and dbias (a few hundred floats).
 // Beside them, the time its FMAs alone take at the measured peak.
-static int bandwidth_study(const struct options *o, const int *thread_list, int nthreads,
-                           FILE *out)
+static int bandwidth_study(const struct options *o, const struct bench_threads *t, FILE *out)
 {
     const struct layer *l = NULL;
     for (int i = 0; i < NLAYERS; i++)
@@ -422,8 +428,6 @@ static int bandwidth_study(const struct options *o, const int *thread_list, int 
     memset(b, 0, sizeof(float) * COPY_FLOATS);
     memset(src, 2, (size_t)(o->batch * bwd_read));
     memset(dst, 0, (size_t)(o->batch * fwd_written));
-    fprintf(out, "layer,threads,batch,direction,read_bytes,written_bytes,seconds,io_seconds,"
-                 "copy_gb_s,bound_seconds,vs_bound,peak_seconds\n");
     printf("\nconv1 with its ReLU and pooling fused (auto path) against the time to move "
            "its bytes\nat the copy bandwidth (%d MB copied in %d KB pieces), batch %d, "
            "median of %d\n",
@@ -431,8 +435,8 @@ static int bandwidth_study(const struct options *o, const int *thread_list, int 
            o->batch, o->reps);
     printf("%2s  %-8s %9s %9s  %9s  %9s  %9s  %9s  %9s\n", "th", "pass", "read MB", "write MB",
            "copy GB/s", "bound ms", "bytes ms", "FMAs ms", "op ms");
-    for (int ti = 0; ti < nthreads; ti++) {
-        int threads = thread_list[ti];
+    for (int ti = 0; ti < t->n; ti++) {
+        int threads = t->count[ti];
         omp_set_num_threads(threads);
         double gb_s = copy_gb_s(b, a, o->reps);
         struct layer_time lt;
@@ -530,92 +534,6 @@ static int time_network(const struct dataset *ds, enum conv_path path, int fused
     return status;
 }
 
-// --- the command line ------------------------------------------------------------
-
-static int parse(int argc, char **argv, struct options *o)
-{
-    *o = (struct options){0};
-    enum isa isa = ISA_COUNT;
-    struct flags f = {.about = "Every layer of the CNN forward and backward per convolution "
-                               "path, then seconds per\nepoch and inference images/s. Each path "
-                               "is checked against a double-precision\nreference first."};
-    struct flag fl = flag_threads(&o->threads);
-    fl.help = "only N threads (default: 1 and 2)";
-    flags_add(&f, fl);
-    fl = conv_paths_flag(&o->convs);
-    fl.help = "only these paths (default: im2col, implicit, direct, winograd, auto)";
-    flags_add(&f, fl);
-    flags_add(&f, flag_isa(&isa));
-    fl = flag_reps(&o->reps);
-    fl.help = "timed repetitions of each layer, median kept (default 10; 2 with --quick)";
-    flags_add(&f, fl);
-    flags_add(&f, flag_int("--steps", "N", &o->steps, 1, 1000000,
-                           "timed training steps per measurement (default 20; 2 with --quick)"));
-    flags_add(&f, flag_int("--batch", "N", &o->batch, 1, 4096,
-                           "images per batch (default 256, the chapter's; 64 with --quick)"));
-    fl = flag_data(&o->data);
-    fl.help = "the images the steps train on (default: fashion when `make datasets` got it, "
-              "else the sample)";
-    flags_add(&f, fl);
-    fl = flag_csv(&o->csv);
-    fl.help = "speed rows: seconds per epoch, inference (- for stdout)";
-    flags_add(&f, fl);
-    flags_add(&f,
-              flag_output("--layers", "FILE", &o->layers, "per-layer forward and backward rows"));
-    flags_add(&f, flag_output("--turns", "FILE", &o->turns,
-                              "the fused convolutions on the paths of --conv, taking turns in "
-                              "rounds (the median), so that each sees the same minutes"));
-    flags_add(&f, flag_output("--errors", "FILE", &o->errors,
-                              "each path's error against the double-precision reference, "
-                              "relative to the largest value: output, dW, dbias, dx"));
-    flags_add(&f, flag_output("--fusion", "FILE", &o->fusion,
-                              "each convolution with its ReLU (and pooling) fused and not; "
-                              "whole steps from im2col to fused"));
-    fl = tape_memories_flag(&o->memory);
-    fl.help = "the memory modes --memory-csv compares (default: arena,planned)";
-    flags_add(&f, fl);
-    flags_add(&f, flag_output("--memory-csv", "FILE", &o->memory_csv,
-                              "the training step per memory mode (auto path): live and reserved "
-                              "bytes, time"));
-    flags_add(&f, flag_output("--lifetimes", "FILE", &o->lifetimes,
-                              "every buffer of one planned training step (the lifetime chart)"));
-    flags_add(&f, flag_output("--bandwidth", "FILE", &o->bandwidth,
-                              "conv1's fused block (auto path) against the time to move its "
-                              "bytes at the measured copy bandwidth"));
-    flags_add(&f, flag_quick(&o->quick));
-    int rc = flags_parse(&f, argc, argv);
-    if (rc != 0)
-        return rc;
-    for (int i = 0; i < o->convs.n; i++)
-        if (o->convs.v[i] == CONV_1X1)
-            return flags_fail(&f, "--conv 1x1 takes none of this network's 3x3 convolutions: "
-                                  "use auto, im2col or direct");
-    if (o->reps == 0)
-        o->reps = o->quick ? 2 : 10;
-    if (o->steps == 0)
-        o->steps = o->quick ? 2 : 20;
-    if (o->batch == 0)
-        o->batch = o->quick ? 64 : 256;
-    if (o->memory.n == 0)
-        o->memory = (struct flag_list){2, {MEMORY_ARENA, MEMORY_PLANNED}};
-    return 0;
-}
-
-// A results file with the machine and dataset lines, the epoch size, the
-// batch and the training steps each speed row is timed over.
-static FILE *open_out(const char *path, const struct dataset *ds, int threads,
-                      const struct options *o)
-{
-    int fresh;
-    FILE *f = train_csv_open(path, "stage-08", ds, threads, 0, &fresh);
-    if (f) {
-        fprintf(f, "# epoch_images: %d\n# batch: %d\n# steps: %d\n", EPOCH_IMAGES, o->batch,
-                o->steps);
-        fprintf(f, "# backend: the conv path (the GEMM backend is auto), as run_cnn writes it\n");
-    }
-    return f;
-}
-
 // One row of the layer table, printed and (unless lay is NULL) written:
 // layer l's forward (dir 0) or backward on conv path `path` (−1: a layer
 // with no conv path), secs per batch of n.
@@ -648,13 +566,415 @@ static void layer_row(FILE *lay, const struct layer *l, int path, int threads, i
         fprintf(lay, ",,%.6f\n", per_epoch);
 }
 
-static const char layer_header[] = "layer,path,taken,threads,batch,c,h,w,oc,direction,seconds,"
-                                   "gflops,pct_peak,seconds_per_epoch\n";
+// The header row of the layer rows (--layers, --turns).
+static const char LAYER_HEADER[] = "layer,path,taken,threads,batch,c,h,w,oc,direction,seconds,"
+                                   "gflops,pct_peak,seconds_per_epoch";
+
+// --- the studies -------------------------------------------------------------------
+
+// What every study is handed: the options, the data, the thread counts, and
+// every study's file (NULL when its flag was not given).
+struct bench {
+    const struct options *o;
+    const struct dataset *ds;
+    struct bench_threads t;
+    FILE *file[STUDIES];
+};
+
+// Each path's error against the double-precision reference, before any
+// timing: a path that is wrong stops the program.
+static int check_study(const struct bench *b, FILE *errs)
+{
+    for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
+        if (!wanted(b->o, paths[p]))
+            continue;
+        for (int i = 0; i < NLAYERS; i++) {
+            const struct layer *l = &layers[i];
+            double error[CHECK_PARTS];
+            if (l->kind != CONV_RELU)
+                continue;
+            if (check_conv(l, paths[p], error) != 0)
+                return -1;
+            enum conv_path taken = conv_choose(paths[p], l->c, l->h, l->w, l->oc, 3, 3, 1, 0);
+            for (int k = 0; errs && k < CHECK_PARTS; k++)
+                fprintf(errs, "%s,%s,%s,%s,%.3e\n", l->name, conv_path_name(paths[p]),
+                        conv_path_name(taken), check_parts[k], error[k]);
+        }
+    }
+    printf("conv paths checked against a double-precision reference (output, dW, dbias, dx)\n");
+    return 0;
+}
+
+// Every layer, forward and backward, at the batch of the network.
+static int layers_study(const struct bench *b, FILE *lay)
+{
+    const struct options *o = b->o;
+    printf("\nlayers of the CNN, batch %d, median of %d\n", o->batch, o->reps);
+    printf("%-10s %-7s %-7s %2s  %-8s %10s  %8s  %6s  %9s\n", "layer", "path", "taken", "th",
+           "pass", "ms", "GFLOPS", "peak", "s/epoch");
+    for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
+        if (!wanted(o, paths[p]))
+            continue;
+        for (int ti = 0; ti < b->t.n; ti++) {
+            int threads = b->t.count[ti];
+            omp_set_num_threads(threads);
+            for (int i = 0; i < NLAYERS; i++) {
+                const struct layer *l = &layers[i];
+                // Pooling and the Linear layers do not change with the conv
+                // path: measured once, under the first path asked for.
+                int conv = l->kind == CONV_RELU || l->kind == CONV_POOL;
+                if (!conv && p > 0 && wanted(o, paths[0]))
+                    continue;
+                struct layer_time lt;
+                if (time_layer(l, paths[p], o->batch, o->reps, 0, &lt) != 0)
+                    return -1;
+                for (int dir = 0; dir < 2; dir++)
+                    layer_row(lay, l, conv ? (int)paths[p] : -1, threads, o->batch, dir,
+                              dir ? lt.bwd_s : lt.fwd_s);
+                fflush(stdout);
+            }
+        }
+    }
+    return 0;
+}
+
+// The fused convolutions (conv + ReLU + pooling, the network's ops) on each
+// path asked for, the paths taking turns TURN_ROUNDS times (the reps shared
+// among the rounds, who goes first rotating), so that a comparison of paths
+// is not a comparison of minutes on a shared machine; the median of the
+// rounds.
+static int turns_study(const struct bench *b, FILE *turns)
+{
+    enum { TURN_ROUNDS = 5, MOST_PATHS = sizeof paths / sizeof paths[0] };
+    const struct options *o = b->o;
+    int rounds = o->quick ? 1 : TURN_ROUNDS;
+    int round_reps = o->reps / rounds > 1 ? o->reps / rounds : 1;
+    enum conv_path asked[MOST_PATHS];
+    int count = 0;
+    for (size_t p = 0; p < MOST_PATHS; p++)
+        if (wanted(o, paths[p]))
+            asked[count++] = paths[p];
+    printf("\nthe fused convolutions on each path, taking turns, the median of %d round(s)\n",
+           rounds);
+    for (int ti = 0; ti < b->t.n; ti++) {
+        int threads = b->t.count[ti];
+        omp_set_num_threads(threads);
+        for (int i = 0; i < NLAYERS; i++) {
+            const struct layer *l = &layers[i];
+            if (l->kind != CONV_POOL)
+                continue;
+            double fwd[MOST_PATHS][TURN_ROUNDS], bwd[MOST_PATHS][TURN_ROUNDS];
+            for (int r = 0; r < rounds; r++)
+                for (int turn = 0; turn < count; turn++) {
+                    int k = (turn + r) % count;
+                    struct layer_time lt;
+                    if (time_layer(l, asked[k], o->batch, round_reps, 0, &lt) != 0)
+                        return -1;
+                    fwd[k][r] = lt.fwd_s;
+                    bwd[k][r] = lt.bwd_s;
+                }
+            for (int k = 0; k < count; k++)
+                for (int dir = 0; dir < 2; dir++)
+                    layer_row(turns, l, (int)asked[k], threads, o->batch, dir,
+                              bench_median(dir ? bwd[k] : fwd[k], rounds));
+            fflush(stdout);
+        }
+    }
+    return 0;
+}
+
+// What fusing the ReLU (and the pooling) into the convolution saves: the
+// auto path, each convolution fused and unfused, on every thread count.
+// The two take turns, FUSION_ROUNDS times (the reps shared among the
+// rounds), so that both see the same minutes of a shared machine; the
+// median of the rounds.
+static int fusion_study(const struct bench *b, FILE *fus)
+{
+    enum { FUSION_ROUNDS = 5 };
+    const struct options *o = b->o;
+    int rounds = o->quick ? 1 : FUSION_ROUNDS;
+    int round_reps = o->reps / rounds > 1 ? o->reps / rounds : 1;
+    printf("\nthe ReLU (and pooling) fused into the convolution, or as ops of their own "
+           "(auto path), taking turns, the median of %d round(s)\n",
+           rounds);
+    printf("%-10s %2s  %-8s %10s %10s  %7s\n", "layer", "th", "pass", "fused ms", "unfused ms",
+           "saved");
+    for (int ti = 0; ti < b->t.n; ti++) {
+        int threads = b->t.count[ti];
+        omp_set_num_threads(threads);
+        for (int i = 0; i < NLAYERS; i++) {
+            const struct layer *l = &layers[i];
+            if (l->kind != CONV_RELU && l->kind != CONV_POOL)
+                continue;
+            struct layer_time both[2];
+            double fwd[2][FUSION_ROUNDS], bwd[2][FUSION_ROUNDS];
+            for (int r = 0; r < rounds; r++)
+                for (int turn = 0; turn < 2; turn++) {
+                    int unfused = r % 2 ? 1 - turn : turn;  // who goes first alternates
+                    struct layer_time lt;
+                    if (time_layer(l, CONV_AUTO, o->batch, round_reps, unfused, &lt) != 0)
+                        return -1;
+                    fwd[unfused][r] = lt.fwd_s;
+                    bwd[unfused][r] = lt.bwd_s;
+                }
+            for (int unfused = 0; unfused < 2; unfused++) {
+                both[unfused].fwd_s = bench_median(fwd[unfused], rounds);
+                both[unfused].bwd_s = bench_median(bwd[unfused], rounds);
+            }
+            for (int dir = 0; dir < 2; dir++) {
+                double fused_s = dir ? both[0].bwd_s : both[0].fwd_s;
+                double unfused_s = dir ? both[1].bwd_s : both[1].fwd_s;
+                printf("%-10s %2d  %-8s %10.3f %10.3f  %6.1f%%\n", l->name, threads,
+                       dir ? "backward" : "forward", 1e3 * fused_s, 1e3 * unfused_s,
+                       unfused_s > 0 ? 100.0 * (unfused_s - fused_s) / unfused_s : 0.0);
+                for (int unfused = 0; unfused < 2; unfused++) {
+                    double secs = unfused ? unfused_s : fused_s;
+                    fprintf(fus, "%s,%d,%d,%s,%s,%.9f,%.6f\n", l->name, threads, o->batch,
+                            unfused ? "unfused" : "fused", dir ? "backward" : "forward", secs,
+                            secs * ((double)EPOCH_IMAGES / o->batch));
+                }
+            }
+            fflush(stdout);
+        }
+    }
+    return 0;
+}
+
+// The whole network: training steps and inference, per path and thread count.
+static int speed_study(const struct bench *b, FILE *csv)
+{
+    const struct options *o = b->o;
+    printf("\ntraining steps of the CNN on %s, Adam, timed over %d steps after %d of warm-up\n",
+           b->ds->name, o->steps, WARMUP_STEPS);
+    printf("%-13s %-7s %2s  %5s  %11s  %9s  %7s  %6s\n", "model", "path", "th", "batch",
+           "s/epoch", "images/s", "GFLOPS", "peak");
+    for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
+        if (!wanted(o, paths[p]))
+            continue;
+        for (int ti = 0; ti < b->t.n; ti++) {
+            int threads = b->t.count[ti];
+            omp_set_num_threads(threads);
+            struct net_time nt;
+            if (time_network(b->ds, paths[p], NN_CNN_FUSED, o->batch, o->steps, &nt) != 0)
+                return -1;
+            const char *models[2] = {"cnn", "cnn-inference"};
+            double secs[2] = {nt.step_s, nt.infer_s};
+            double flops[2] = {nn_cnn_train_flops(), nn_cnn_forward_flops()};
+            for (int k = 0; k < 2; k++) {
+                double per_epoch = secs[k] * ((double)EPOCH_IMAGES / o->batch);
+                double images_s = o->batch / secs[k];
+                double gflops = flops[k] * images_s / 1e9;
+                double pct = pct_of_peak(gflops, threads);
+                printf("%-13s %-7s %2d  %5d  %9.3f s  %9.0f  %7.1f  %5.1f%%\n", models[k],
+                       conv_path_name(paths[p]), threads, o->batch, per_epoch, images_s, gflops,
+                       pct);
+                if (csv)
+                    fprintf(csv, "%s,ours,%s,%d,%d,%.6f,%.1f,%.3f,%.2f,\n", models[k],
+                            conv_path_name(paths[p]), threads, o->batch, per_epoch, images_s,
+                            gflops, pct);
+            }
+            fflush(stdout);
+        }
+    }
+    return 0;
+}
 
 static int build_cnn(struct nn_model *m, const void *ctx, char *err, size_t errlen)
 {
     (void)ctx;
     return nn_cnn_init(m, 1, err, errlen);
+}
+
+// The training step's memory: the arena and the planner, alternating
+// (train_memory_study), on the auto path and every core; one planned
+// step's buffers into the lifetimes file.
+static int memory_study(const struct bench *b, FILE *mem)
+{
+    const struct options *o = b->o;
+    int top = b->t.top;
+    omp_set_num_threads(top);
+    printf("\nthe training step's memory, the modes alternating (auto path, %d thread%s):\n", top,
+           top == 1 ? "" : "s");
+    struct memory_study st = {.model = "cnn", .batch = o->batch, .config = tape_config_default(),
+                              .build = build_cnn, .warmup = WARMUP_STEPS,
+                              .steps = o->quick ? 2 : (o->steps + 1) / 2,
+                              .rounds = o->quick ? 2 : 5};
+    return train_memory_study(&st, &b->ds->train, &o->memory, top, mem, b->file[LIFETIMES]);
+}
+
+// The chapter's staircase, whole training steps: every convolution through
+// im2col and no pooling fused (the network as the chapter first builds it),
+// then the auto path (conv1's direct kernel, conv2 on Winograd) with 0, 1 or
+// 2 of the convolutions fused with their pooling. The four in turn, ROUNDS
+// times, so that each sees the same minutes of the machine; the median of
+// the rounds. Its rows go into the fusion file.
+static int staircase_study(const struct bench *b, FILE *fus)
+{
+    enum { ROUNDS = 5, VARIANTS = 4 };
+    const struct options *o = b->o;
+    const char *variants[VARIANTS] = {"im2col", "unfused", "conv1_fused", "fused"};
+    const enum conv_path path_of[VARIANTS] = {CONV_IM2COL, CONV_AUTO, CONV_AUTO, CONV_AUTO};
+    const int fused_of[VARIANTS] = {0, 0, 1, NN_CNN_FUSED};
+    printf("\ntraining steps, im2col then the auto path with the poolings fused or not, "
+           "median of %d rounds\n",
+           ROUNDS);
+    printf("%-11s %2s  %11s\n", "variant", "th", "s/epoch");
+    for (int ti = 0; ti < b->t.n; ti++) {
+        int threads = b->t.count[ti];
+        omp_set_num_threads(threads);
+        double step[VARIANTS][ROUNDS];
+        for (int r = 0; r < ROUNDS; r++)
+            for (int v = 0; v < VARIANTS; v++) {
+                struct net_time nt;
+                if (time_network(b->ds, path_of[v], fused_of[v], o->batch, o->steps, &nt) != 0)
+                    return -1;
+                step[v][r] = nt.step_s;
+            }
+        for (int v = 0; v < VARIANTS; v++) {
+            double secs = bench_median(step[v], ROUNDS);
+            printf("%-11s %2d  %9.3f s\n", variants[v], threads,
+                   secs * ((double)EPOCH_IMAGES / o->batch));
+            fprintf(fus, "step,%d,%d,%s,training,%.9f,%.6f\n", threads, o->batch, variants[v],
+                    secs, secs * ((double)EPOCH_IMAGES / o->batch));
+        }
+        fflush(stdout);
+    }
+    return 0;
+}
+
+static int bandwidth_run(const struct bench *b, FILE *out)
+{
+    return bandwidth_study(b->o, &b->t, out);
+}
+
+// The studies, in the order they run. Each has a flag that names its file
+// (the staircase writes into the fusion study's) and the file's header row;
+// a study whose table on stdout is the point runs without its file too, the
+// others only when their file is asked for. The memory study writes the
+// lifetimes file as well.
+struct study {
+    const char *flag;    // NULL: none of its own
+    const char *help;
+    const char *header;  // after the `#` lines; NULL: none (another study's file)
+    int always;          // 1: runs even without its file
+    int (*run)(const struct bench *b, FILE *out);
+};
+static const struct study studies[STUDIES] = {
+    [CHECK] = {"--errors",
+               "each path's error against the double-precision reference, relative to the "
+               "largest value: output, dW, dbias, dx",
+               "# the check's two images, loss = Σ relu(conv(x)); error: the largest |ours − "
+               "double| over the part, divided by its largest |double|\n"
+               "layer,path,taken,part,error",
+               1, check_study},
+    [LAYERS] = {"--layers", "per-layer forward and backward rows", LAYER_HEADER, 1,
+                layers_study},
+    [TURNS] = {"--turns",
+               "the fused convolutions on the paths of --conv, taking turns in rounds (the "
+               "median), so that each sees the same minutes",
+               LAYER_HEADER, 0, turns_study},
+    [FUSION] = {"--fusion",
+                "each convolution with its ReLU (and pooling) fused and not; whole steps from "
+                "im2col to fused",
+                "layer,threads,batch,variant,direction,seconds,seconds_per_epoch", 0,
+                fusion_study},
+    [BANDWIDTH] = {"--bandwidth",
+                   "conv1's fused block (auto path) against the time to move its bytes at the "
+                   "measured copy bandwidth",
+                   "layer,threads,batch,direction,read_bytes,written_bytes,seconds,io_seconds,"
+                   "copy_gb_s,bound_seconds,vs_bound,peak_seconds",
+                   0, bandwidth_run},
+    [SPEED] = {"--csv", "speed rows: seconds per epoch, inference (- for stdout)", SCHEMA_SPEED,
+               1, speed_study},
+    [MEMORY] = {"--memory-csv",
+                "the training step per memory mode (auto path): live and reserved bytes, time",
+                "model,backend,threads,batch,memory,step_ms,live_bytes,reserved_bytes", 0,
+                memory_study},
+    [LIFETIMES] = {"--lifetimes", "every buffer of one planned training step (the lifetime chart)",
+                   "# model: cnn", 0, NULL},
+    [STAIRCASE] = {NULL, NULL, NULL, 0, staircase_study},
+};
+
+// The file a study writes into: its own, or the fusion study's for the staircase.
+static enum study_id file_of(enum study_id s)
+{
+    return s == STAIRCASE ? FUSION : s;
+}
+
+// Whether study s runs: always, or when its file was asked for (the memory
+// study also for the lifetimes file alone).
+static int runs(const struct bench *b, enum study_id s)
+{
+    if (!studies[s].run)
+        return 0;
+    return studies[s].always || b->file[file_of(s)] ||
+           (s == MEMORY && b->file[LIFETIMES]);
+}
+
+// --- the command line ------------------------------------------------------------
+
+static int parse(int argc, char **argv, struct options *o)
+{
+    *o = (struct options){.env = env_read()};
+    enum isa isa = ISA_COUNT;
+    struct flags f = {.about = "Every layer of the CNN forward and backward per convolution "
+                               "path, then seconds per\nepoch and inference images/s. Each path "
+                               "is checked against a double-precision\nreference first."};
+    struct flag fl = flag_threads(&o->threads);
+    fl.help = "only N threads (default: 1 and 2)";
+    flags_add(&f, fl);
+    fl = conv_paths_flag(&o->convs);
+    fl.help = "only these paths (default: im2col, implicit, direct, winograd, auto)";
+    flags_add(&f, fl);
+    flags_add(&f, flag_isa(&isa));
+    fl = flag_reps(&o->reps);
+    fl.help = "timed repetitions of each layer, median kept (default 10; 2 with --quick)";
+    flags_add(&f, fl);
+    flags_add(&f, flag_int("--steps", "N", &o->steps, 1, 1000000,
+                           "timed training steps per measurement (default 20; 2 with --quick)"));
+    flags_add(&f, flag_int("--batch", "N", &o->batch, 1, 4096,
+                           "images per batch (default 256, the chapter's; 64 with --quick)"));
+    fl = flag_data(&o->data);
+    fl.help = "the images the steps train on (default: fashion when `make datasets` got it, "
+              "else the sample)";
+    flags_add(&f, fl);
+    fl = tape_memories_flag(&o->memory);
+    fl.help = "the memory modes --memory-csv compares (default: arena,planned)";
+    flags_add(&f, fl);
+    for (int s = 0; s < STUDIES; s++)
+        if (studies[s].flag)
+            flags_add(&f, flag_output(studies[s].flag, "FILE", &o->file[s], studies[s].help));
+    flags_add(&f, flag_quick(&o->quick));
+    int rc = flags_parse(&f, argc, argv);
+    if (rc != 0)
+        return rc;
+    for (int i = 0; i < o->convs.n; i++)
+        if (o->convs.v[i] == CONV_1X1)
+            return flags_fail(&f, "--conv 1x1 takes none of this network's 3x3 convolutions: "
+                                  "use auto, im2col or direct");
+    if (o->reps == 0)
+        o->reps = o->quick ? 2 : 10;
+    if (o->steps == 0)
+        o->steps = o->quick ? 2 : 20;
+    if (o->batch == 0)
+        o->batch = o->quick ? 64 : 256;
+    if (o->memory.n == 0)
+        o->memory = (struct flag_list){2, {MEMORY_ARENA, MEMORY_PLANNED}};
+    return 0;
+}
+
+// A study's file: the machine and dataset lines, the epoch size, the batch
+// and the training steps each speed row is timed over, then its header row.
+static FILE *open_out(const char *path, const struct bench *b, const char *header)
+{
+    const struct options *o = b->o;
+    FILE *f = train_bench_open(path, "stage-08", b->ds, b->t.top, &o->env, EPOCH_IMAGES);
+    if (f) {
+        fprintf(f, "# batch: %d\n# steps: %d\n", o->batch, o->steps);
+        fprintf(f, "# backend: the conv path (the GEMM backend is auto), as run_cnn writes it\n");
+        fprintf(f, "%s\n", header);
+    }
+    return f;
 }
 
 int main(int argc, char **argv)
@@ -667,307 +987,29 @@ int main(int argc, char **argv)
     char err[4096];
     struct dataset ds;
     const char *data = o.data ? o.data : o.quick ? "sample" : NULL;
-    if (dataset_load_for_bench(data, &ds, err, sizeof err) != 0) {
+    if (dataset_load_for_bench(data, o.env.data_dir, &ds, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
         return 1;
     }
-    if (ds.note[0])
-        fprintf(stderr, "note: %s\n", ds.note);
     if (o.batch > ds.train.count) {
         fprintf(stderr, "error: --batch %d is more than the %d images of %s\n", o.batch,
                 ds.train.count, ds.name);
         dataset_free(&ds);
         return 2;
     }
-    int cores = omp_get_max_threads();
-    int thread_list[3], nthreads = 0;
-    if (o.threads)
-        thread_list[nthreads++] = o.threads;
-    else {
-        thread_list[nthreads++] = 1;
-        thread_list[nthreads++] = 2;
-        if (cores > 2)
-            thread_list[nthreads++] = cores;
-    }
-    int top = thread_list[nthreads - 1];
-
-    FILE *csv = NULL, *lay = NULL, *fus = NULL, *mem = NULL, *life = NULL, *bw = NULL,
-         *errs = NULL, *turns = NULL;
+    struct bench b = {.o = &o, .ds = &ds, .t = bench_threads_of(o.threads)};
     status = 1;
-    if (o.csv && !(csv = open_out(o.csv, &ds, top, &o)))
-        goto out;
-    if (o.layers && !(lay = open_out(o.layers, &ds, top, &o)))
-        goto out;
-    if (o.fusion && !(fus = open_out(o.fusion, &ds, top, &o)))
-        goto out;
-    if (o.bandwidth && !(bw = open_out(o.bandwidth, &ds, top, &o)))
-        goto out;
-    if (o.errors && !(errs = open_out(o.errors, &ds, top, &o)))
-        goto out;
-    if (o.turns && !(turns = open_out(o.turns, &ds, top, &o)))
-        goto out;
-    if (errs)
-        fprintf(errs, "# the check's two images, loss = Σ relu(conv(x)); error: the largest "
-                      "|ours − double| over the part, divided by its largest |double|\n"
-                      "layer,path,taken,part,error\n");
-    if (csv)
-        fprintf(csv, "model,framework,backend,threads,batch,seconds_per_epoch,images_per_s,"
-                     "gflops,pct_peak,vs_pytorch\n");
-    if (lay)
-        fputs(layer_header, lay);
-    if (turns)
-        fputs(layer_header, turns);
-
-    for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
-        if (!wanted(&o, paths[p]))
-            continue;
-        for (int i = 0; i < NLAYERS; i++) {
-            const struct layer *l = &layers[i];
-            double error[CHECK_PARTS];
-            if (l->kind != CONV_RELU)
-                continue;
-            if (check_conv(l, paths[p], error) != 0)
-                goto out;
-            enum conv_path taken = conv_choose(paths[p], l->c, l->h, l->w, l->oc, 3, 3, 1, 0);
-            for (int k = 0; errs && k < CHECK_PARTS; k++)
-                fprintf(errs, "%s,%s,%s,%s,%.3e\n", l->name, conv_path_name(paths[p]),
-                        conv_path_name(taken), check_parts[k], error[k]);
-        }
-    }
-    printf("conv paths checked against a double-precision reference (output, dW, dbias, dx)\n");
-
-    // Every layer, forward and backward, at the batch of the network.
-    printf("\nlayers of the CNN, batch %d, median of %d\n", o.batch, o.reps);
-    printf("%-10s %-7s %-7s %2s  %-8s %10s  %8s  %6s  %9s\n", "layer", "path", "taken", "th",
-           "pass", "ms", "GFLOPS", "peak", "s/epoch");
-    for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
-        if (!wanted(&o, paths[p]))
-            continue;
-        for (int ti = 0; ti < nthreads; ti++) {
-            int threads = thread_list[ti];
-            omp_set_num_threads(threads);
-            for (int i = 0; i < NLAYERS; i++) {
-                const struct layer *l = &layers[i];
-                // Pooling and the Linear layers do not change with the conv
-                // path: measured once, under the first path asked for.
-                int conv = l->kind == CONV_RELU || l->kind == CONV_POOL;
-                if (!conv && p > 0 && wanted(&o, paths[0]))
-                    continue;
-                struct layer_time lt;
-                if (time_layer(l, paths[p], o.batch, o.reps, 0, &lt) != 0)
-                    goto out;
-                for (int dir = 0; dir < 2; dir++)
-                    layer_row(lay, l, conv ? (int)paths[p] : -1, threads, o.batch, dir,
-                              dir ? lt.bwd_s : lt.fwd_s);
-                fflush(stdout);
-            }
-        }
-    }
-
-    // The fused convolutions (conv + ReLU + pooling, the network's ops) on
-    // each path asked for, the paths taking turns TURN_ROUNDS times (the
-    // reps shared among the rounds, who goes first rotating), so that a
-    // comparison of paths is not a comparison of minutes on a shared
-    // machine; the median of the rounds.
-    if (turns) {
-        enum { TURN_ROUNDS = 5, MOST_PATHS = sizeof paths / sizeof paths[0] };
-        int rounds = o.quick ? 1 : TURN_ROUNDS;
-        int round_reps = o.reps / rounds > 1 ? o.reps / rounds : 1;
-        enum conv_path asked[MOST_PATHS];
-        int count = 0;
-        for (size_t p = 0; p < MOST_PATHS; p++)
-            if (wanted(&o, paths[p]))
-                asked[count++] = paths[p];
-        printf("\nthe fused convolutions on each path, taking turns, the median of %d "
-               "round(s)\n",
-               rounds);
-        for (int ti = 0; ti < nthreads; ti++) {
-            int threads = thread_list[ti];
-            omp_set_num_threads(threads);
-            for (int i = 0; i < NLAYERS; i++) {
-                const struct layer *l = &layers[i];
-                if (l->kind != CONV_POOL)
-                    continue;
-                double fwd[MOST_PATHS][TURN_ROUNDS], bwd[MOST_PATHS][TURN_ROUNDS];
-                for (int r = 0; r < rounds; r++)
-                    for (int turn = 0; turn < count; turn++) {
-                        int k = (turn + r) % count;
-                        struct layer_time lt;
-                        if (time_layer(l, asked[k], o.batch, round_reps, 0, &lt) != 0)
-                            goto out;
-                        fwd[k][r] = lt.fwd_s;
-                        bwd[k][r] = lt.bwd_s;
-                    }
-                for (int k = 0; k < count; k++)
-                    for (int dir = 0; dir < 2; dir++)
-                        layer_row(turns, l, (int)asked[k], threads, o.batch, dir,
-                                  bench_median(dir ? bwd[k] : fwd[k], rounds));
-                fflush(stdout);
-            }
-        }
-    }
-
-    // What fusing the ReLU (and the pooling) into the convolution saves: the
-    // auto path, each convolution fused and unfused, on every thread count.
-    // The two take turns, FUSION_ROUNDS times (the reps shared among the
-    // rounds), so that both see the same minutes of a shared machine; the
-    // median of the rounds.
-    if (fus) {
-        enum { FUSION_ROUNDS = 5 };
-        int rounds = o.quick ? 1 : FUSION_ROUNDS;
-        int round_reps = o.reps / rounds > 1 ? o.reps / rounds : 1;
-        fprintf(fus, "layer,threads,batch,variant,direction,seconds,seconds_per_epoch\n");
-        printf("\nthe ReLU (and pooling) fused into the convolution, or as ops of their own "
-               "(auto path), taking turns, the median of %d round(s)\n",
-               rounds);
-        printf("%-10s %2s  %-8s %10s %10s  %7s\n", "layer", "th", "pass", "fused ms",
-               "unfused ms", "saved");
-        for (int ti = 0; ti < nthreads; ti++) {
-            int threads = thread_list[ti];
-            omp_set_num_threads(threads);
-            for (int i = 0; i < NLAYERS; i++) {
-                const struct layer *l = &layers[i];
-                if (l->kind != CONV_RELU && l->kind != CONV_POOL)
-                    continue;
-                struct layer_time both[2];
-                double fwd[2][FUSION_ROUNDS], bwd[2][FUSION_ROUNDS];
-                for (int r = 0; r < rounds; r++)
-                    for (int turn = 0; turn < 2; turn++) {
-                        int unfused = r % 2 ? 1 - turn : turn;  // who goes first alternates
-                        struct layer_time lt;
-                        if (time_layer(l, CONV_AUTO, o.batch, round_reps, unfused, &lt) != 0)
-                            goto out;
-                        fwd[unfused][r] = lt.fwd_s;
-                        bwd[unfused][r] = lt.bwd_s;
-                    }
-                for (int unfused = 0; unfused < 2; unfused++) {
-                    both[unfused].fwd_s = bench_median(fwd[unfused], rounds);
-                    both[unfused].bwd_s = bench_median(bwd[unfused], rounds);
-                }
-                for (int dir = 0; dir < 2; dir++) {
-                    double fused_s = dir ? both[0].bwd_s : both[0].fwd_s;
-                    double unfused_s = dir ? both[1].bwd_s : both[1].fwd_s;
-                    printf("%-10s %2d  %-8s %10.3f %10.3f  %6.1f%%\n", l->name, threads,
-                           dir ? "backward" : "forward", 1e3 * fused_s, 1e3 * unfused_s,
-                           unfused_s > 0 ? 100.0 * (unfused_s - fused_s) / unfused_s : 0.0);
-                    for (int unfused = 0; unfused < 2; unfused++) {
-                        double secs = unfused ? unfused_s : fused_s;
-                        fprintf(fus, "%s,%d,%d,%s,%s,%.9f,%.6f\n", l->name, threads, o.batch,
-                                unfused ? "unfused" : "fused", dir ? "backward" : "forward",
-                                secs, secs * ((double)EPOCH_IMAGES / o.batch));
-                    }
-                }
-                fflush(stdout);
-            }
-        }
-    }
-
-    if (bw && bandwidth_study(&o, thread_list, nthreads, bw) != 0)
-        goto out;
-
-    // The whole network: training steps and inference.
-    printf("\ntraining steps of the CNN on %s, Adam, timed over %d steps after %d of warm-up\n",
-           ds.name, o.steps, WARMUP_STEPS);
-    printf("%-13s %-7s %2s  %5s  %11s  %9s  %7s  %6s\n", "model", "path", "th", "batch",
-           "s/epoch", "images/s", "GFLOPS", "peak");
-    for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
-        if (!wanted(&o, paths[p]))
-            continue;
-        for (int ti = 0; ti < nthreads; ti++) {
-            int threads = thread_list[ti];
-            omp_set_num_threads(threads);
-            struct net_time nt;
-            if (time_network(&ds, paths[p], NN_CNN_FUSED, o.batch, o.steps, &nt) != 0)
-                goto out;
-            const char *models[2] = {"cnn", "cnn-inference"};
-            double secs[2] = {nt.step_s, nt.infer_s};
-            double flops[2] = {nn_cnn_train_flops(), nn_cnn_forward_flops()};
-            for (int k = 0; k < 2; k++) {
-                double per_epoch = secs[k] * ((double)EPOCH_IMAGES / o.batch);
-                double images_s = o.batch / secs[k];
-                double gflops = flops[k] * images_s / 1e9;
-                double pct = pct_of_peak(gflops, threads);
-                printf("%-13s %-7s %2d  %5d  %9.3f s  %9.0f  %7.1f  %5.1f%%\n", models[k],
-                       conv_path_name(paths[p]), threads, o.batch, per_epoch, images_s, gflops,
-                       pct);
-                if (csv)
-                    fprintf(csv, "%s,ours,%s,%d,%d,%.6f,%.1f,%.3f,%.2f,\n", models[k],
-                            conv_path_name(paths[p]), threads, o.batch, per_epoch, images_s,
-                            gflops, pct);
-            }
-            fflush(stdout);
-        }
-    }
-    // The training step's memory: the arena and the planner, alternating
-    // (train_memory_study), on the auto path and every core.
-    if (o.memory_csv || o.lifetimes) {
-        if (o.memory_csv && !(mem = open_out(o.memory_csv, &ds, top, &o)))
+    for (int s = 0; s < STUDIES; s++)
+        if (o.file[s] && !(b.file[s] = open_out(o.file[s], &b, studies[s].header)))
             goto out;
-        if (o.lifetimes && !(life = open_out(o.lifetimes, &ds, top, &o)))
+    for (int s = 0; s < STUDIES; s++)
+        if (runs(&b, (enum study_id)s) &&
+            studies[s].run(&b, b.file[file_of((enum study_id)s)]) != 0)
             goto out;
-        if (mem)
-            fprintf(mem, "model,backend,threads,batch,memory,step_ms,live_bytes,"
-                         "reserved_bytes\n");
-        if (life)
-            fprintf(life, "# model: cnn\n");
-        omp_set_num_threads(top);
-        printf("\nthe training step's memory, the modes alternating (auto path, %d thread%s):\n",
-               top, top == 1 ? "" : "s");
-        struct memory_study st = {.model = "cnn", .batch = o.batch,
-                                  .config = tape_config_default(), .build = build_cnn,
-                                  .warmup = WARMUP_STEPS,
-                                  .steps = o.quick ? 2 : (o.steps + 1) / 2,
-                                  .rounds = o.quick ? 2 : 5};
-        if (train_memory_study(&st, &ds.train, &o.memory, top, mem, life) != 0)
-            goto out;
-    }
-
-    // The chapter's staircase, whole training steps: every convolution
-    // through im2col and no pooling fused (the network as the chapter first
-    // builds it), then the auto path (conv1's direct kernel, conv2 on
-    // Winograd) with 0, 1 or 2 of the convolutions fused with their pooling. The
-    // four in turn, ROUNDS times, so that each sees the same minutes of the
-    // machine; the median of the rounds.
-    if (fus) {
-        enum { ROUNDS = 5, VARIANTS = 4 };
-        const char *variants[VARIANTS] = {"im2col", "unfused", "conv1_fused", "fused"};
-        const enum conv_path path_of[VARIANTS] = {CONV_IM2COL, CONV_AUTO, CONV_AUTO, CONV_AUTO};
-        const int fused_of[VARIANTS] = {0, 0, 1, NN_CNN_FUSED};
-        printf("\ntraining steps, im2col then the auto path with the poolings fused or not, "
-               "median of %d rounds\n",
-               ROUNDS);
-        printf("%-11s %2s  %11s\n", "variant", "th", "s/epoch");
-        for (int ti = 0; ti < nthreads; ti++) {
-            int threads = thread_list[ti];
-            omp_set_num_threads(threads);
-            double step[VARIANTS][ROUNDS];
-            for (int r = 0; r < ROUNDS; r++)
-                for (int v = 0; v < VARIANTS; v++) {
-                    struct net_time nt;
-                    if (time_network(&ds, path_of[v], fused_of[v], o.batch, o.steps, &nt) != 0)
-                        goto out;
-                    step[v][r] = nt.step_s;
-                }
-            for (int v = 0; v < VARIANTS; v++) {
-                double secs = bench_median(step[v], ROUNDS);
-                printf("%-11s %2d  %9.3f s\n", variants[v], threads,
-                       secs * ((double)EPOCH_IMAGES / o.batch));
-                fprintf(fus, "step,%d,%d,%s,training,%.9f,%.6f\n", threads, o.batch, variants[v],
-                        secs, secs * ((double)EPOCH_IMAGES / o.batch));
-            }
-            fflush(stdout);
-        }
-    }
     status = 0;
 out:
-    status = train_csv_close(csv, o.csv, status);
-    status = train_csv_close(lay, o.layers, status);
-    status = train_csv_close(fus, o.fusion, status);
-    status = train_csv_close(mem, o.memory_csv, status);
-    status = train_csv_close(life, o.lifetimes, status);
-    status = train_csv_close(bw, o.bandwidth, status);
-    status = train_csv_close(errs, o.errors, status);
-    status = train_csv_close(turns, o.turns, status);
+    for (int s = 0; s < STUDIES; s++)
+        status = results_close(b.file[s], o.file[s], status);
     dataset_free(&ds);
     return status;
 }

@@ -18,6 +18,7 @@
 
 #include "bench.h"
 #include "conv.h"
+#include "env.h"
 #include "flags.h"
 #include "layout.h"
 #include "machine.h"
@@ -180,6 +181,7 @@ out:
 
 int main(int argc, char **argv)
 {
+    const struct environment env = env_read();
     int reps = 0, batch = 0, quick = 0;
     const char *csv_path = NULL;
     enum isa isa = ISA_COUNT;
@@ -208,7 +210,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "error: cannot write %s\n", csv_path);
             return 1;
         }
-        machine_write(csv, "stage-08", 1);
+        machine_write(csv, "stage-08", 1, &env);
         fprintf(csv, "# batch: %d\n# run: %d\n", batch, RUN);
         fprintf(csv, "layer,layout,threads,batch,seconds,copy_seconds,gflops,pct_peak\n");
     }

@@ -17,11 +17,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "checkout.h"
 #include "compiled_mlp.h"
 #include "cpu.h"
 #include "flags.h"
 #include "gemm_backend.h"
 #include "peak.h"
+#include "schemas.h"
 #include "timer.h"
 #include "train.h"
 #include "train_run.h"
@@ -31,6 +33,7 @@ static const int sizes[] = {784, 256, 10};
 static const char *const model = "784-256-10";
 
 struct options {
+    struct environment env;     // what the environment says (cli/env.h)
     int threads;                // 0: all cores
     int batches[MAX_BATCHES], nbatches;
     int steps, rounds, quick;
@@ -157,8 +160,8 @@ static void engines_free(struct engines *e)
     memset(e, 0, sizeof *e);
 }
 
-static int engines_init(struct engines *e, const struct dataset *ds, int batch, char *err,
-                        size_t errlen)
+static int engines_init(struct engines *e, const struct dataset *ds, int batch,
+                        const struct environment *env, char *err, size_t errlen)
 {
     memset(e, 0, sizeof *e);
     struct optim_config oc = optim_defaults(OPTIM_ADAM, 1e-3f, 0.0f);
@@ -182,7 +185,8 @@ static int engines_init(struct engines *e, const struct dataset *ds, int batch, 
             continue;
         }
         struct lazy_options lo = {.gemm = &timed, .no_fusion = i == UNFUSED, .serial = i == SERIAL,
-                                  .panel_bytes = i == PANELS ? cpu_caches().l2 / 4 : 0};
+                                  .panel_bytes = i == PANELS ? cpu_caches().l2 / 4 : 0,
+                                  .cache_dir = env->lazy_cache, .cc = env->cc};
         if (compiled_mlp_init(&e->c[i], &e->m[i], batch, &oc, &lo, err, errlen) != 0)
             return -1;
     }
@@ -228,11 +232,12 @@ static double median(double *v, int n)
 
 // Compiles the step (training and evaluation programs) of batch b into an
 // empty cache, then again from it. Returns 0, or -1 with err.
-static int compile_times(int batch, double *cold, double *warm, int *ncold, int *nwarm,
-                         char *err, size_t errlen)
+static int compile_times(int batch, const struct environment *env, double *cold, double *warm,
+                         int *ncold, int *nwarm, char *err, size_t errlen)
 {
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s/build/lazy-cache-cold-XXXXXX", dataset_root());
+    const char *root = checkout_root();
+    snprintf(dir, sizeof dir, "%s/build/lazy-cache-cold-XXXXXX", root ? root : "/tmp");
     if (!mkdtemp(dir)) {
         snprintf(dir, sizeof dir, "/tmp/lazy-cache-cold-XXXXXX");
         if (!mkdtemp(dir)) {
@@ -245,7 +250,7 @@ static int compile_times(int batch, double *cold, double *warm, int *ncold, int 
         struct nn_model m;
         struct compiled_mlp c;
         struct optim_config oc = optim_defaults(OPTIM_ADAM, 1e-3f, 0.0f);
-        struct lazy_options lo = {.cache_dir = dir};
+        struct lazy_options lo = {.cache_dir = dir, .cc = env->cc};
         if (nn_mlp_init(&m, 3, sizes, 1, err, errlen) != 0)
             return -1;
         double t0 = timer_now();
@@ -275,7 +280,7 @@ static int compile_times(int batch, double *cold, double *warm, int *ncold, int 
 // problem.
 static int parse(int argc, char **argv, struct options *o)
 {
-    *o = (struct options){.steps = 60, .rounds = 5};
+    *o = (struct options){.steps = 60, .rounds = 5, .env = env_read()};
     struct flag_list batches = {0};
     enum isa isa = ISA_COUNT;
     struct flags f = {.about = "The compiled MLP (784-256-10, Adam) beside the eager tape in "
@@ -325,12 +330,12 @@ static int parse(int argc, char **argv, struct options *o)
 }
 // end listing
 
-static FILE *open_out(const char *path, const struct dataset *ds, int threads, const char *header)
+static FILE *open_out(const char *path, const struct dataset *ds, int threads,
+                      const struct environment *env, const char *header)
 {
-    int fresh;
-    FILE *f = train_csv_open(path, "stage-09", ds, threads, 0, &fresh);
+    FILE *f = train_bench_open(path, "stage-09", ds, threads, env, EPOCH_IMAGES);
     if (f)
-        fprintf(f, "# epoch_images: %d\n%s\n", EPOCH_IMAGES, header);
+        fprintf(f, "%s\n", header);
     return f;
 }
 
@@ -345,27 +350,25 @@ int main(int argc, char **argv)
     int threads = omp_get_max_threads();
     char err[8192];
     struct dataset ds;
-    if (dataset_load_for_bench(o.data, &ds, err, sizeof err) != 0) {
+    if (dataset_load_for_bench(o.data, o.env.data_dir, &ds, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
         return 1;
     }
     FILE *csv = NULL, *steps_csv = NULL, *kernels_csv = NULL, *bytes_csv = NULL;
     status = 1;
-    if ((o.csv && !(csv = open_out(o.csv, &ds, threads,
-                                   "model,framework,backend,threads,batch,seconds_per_epoch,"
-                                   "images_per_s,gflops,pct_peak,vs_pytorch"))) ||
+    if ((o.csv && !(csv = open_out(o.csv, &ds, threads, &o.env, SCHEMA_SPEED))) ||
         (o.steps_csv &&
-         !(steps_csv = open_out(o.steps_csv, &ds, threads,
+         !(steps_csv = open_out(o.steps_csv, &ds, threads, &o.env,
                                 "model,backend,threads,batch,kernels,bytes_read,bytes_written,"
                                 "bytes,bytes_unfused,bytes_floor,compile_cold_s,compile_warm_s,"
                                 "compiled_cold,compiled_warm,seconds_per_epoch,"
                                 "gemm_seconds_per_epoch,speedup"))) ||
         (o.kernels_csv &&
-         !(kernels_csv = open_out(o.kernels_csv, &ds, threads,
+         !(kernels_csv = open_out(o.kernels_csv, &ds, threads, &o.env,
                                   "model,backend,threads,batch,kernel,kind,bytes,bytes_unfused,"
                                   "us_per_step"))) ||
         (o.bytes_csv &&
-         !(bytes_csv = open_out(o.bytes_csv, &ds, threads,
+         !(bytes_csv = open_out(o.bytes_csv, &ds, threads, &o.env,
                                 "model,threads,batch,phase,eager_passes,eager_bytes,"
                                 "compiled_kernels,compiled_bytes,saved_bytes"))))
         goto out;
@@ -385,12 +388,12 @@ int main(int argc, char **argv)
         }
         double cold = 0, warm = 0;
         int ncold = 0, nwarm = 0;
-        if (compile_times(batch, &cold, &warm, &ncold, &nwarm, err, sizeof err) != 0) {
+        if (compile_times(batch, &o.env, &cold, &warm, &ncold, &nwarm, err, sizeof err) != 0) {
             fprintf(stderr, "error: %s\n", err);
             goto out;
         }
         struct engines e;
-        if (engines_init(&e, &ds, batch, err, sizeof err) != 0) {
+        if (engines_init(&e, &ds, batch, &o.env, err, sizeof err) != 0) {
             fprintf(stderr, "error: %s\n", err);
             engines_free(&e);
             goto out;

@@ -24,6 +24,7 @@
 #include "flags.h"
 #include "gemm_backend.h"
 #include "progress.h"
+#include "schemas.h"
 #include "train.h"
 #include "train_flags.h"
 #include "train_run.h"
@@ -121,7 +122,7 @@ static int run_compiled(const struct run *r, const char *name)
     const struct train_options *o = &r->t;
     char err[8192];
     struct dataset ds;
-    if (dataset_load(o->data, NULL, &ds, err, sizeof err) != 0) {
+    if (dataset_load(o->data, o->env.data_dir, &ds, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
         return 1;
     }
@@ -132,7 +133,8 @@ static int run_compiled(const struct run *r, const char *name)
     int *order = malloc(sizeof *order * (size_t)(ds.train.count > 0 ? ds.train.count : 1));
     struct optim_config oc = optim_defaults(o->optim, (float)o->lr, (float)o->wd);
     struct lazy_options lo = {.gemm = train_options_tape(o).gemm, .no_fusion = r->no_fusion,
-                              .panel_bytes = r->panel};
+                              .panel_bytes = r->panel, .cache_dir = o->env.lazy_cache,
+                              .cc = o->env.cc};
     if (!order || build_mlp(&m, &ds, o, r->layers, err, sizeof err) != 0 ||
         (o->load && checkpoint_load(o->load, &m, err, sizeof err) != 0) ||
         compiled_mlp_init(&c, &m, (int)o->batch, &oc, &lo, err, sizeof err) != 0) {
@@ -183,11 +185,11 @@ static int run_compiled(const struct run *r, const char *name)
         printf("the first layer's graph: %s (dot -Tsvg %s)\n", r->dot, r->dot);
     }
     fflush(stdout);
-    if (o->csv && !(csv = train_csv_open(o->csv, "stage-09", &ds, threads, o->append, &fresh)))
+    if (o->csv && !(csv = train_csv_open(o->csv, "stage-09", &ds, threads, &o->env, o->append,
+                                        &fresh)))
         goto out;
     if (csv && fresh)
-        fprintf(csv, "model,dataset,framework,backend,threads,batch,optimizer,epoch,seconds,"
-                     "images_per_s,train_loss,test_loss,test_acc,peak_rss_mb\n");
+        fprintf(csv, "%s\n", SCHEMA_TRAIN);
     if (o->epochs == 0 && o->load) {
         double test_loss, test_acc;
         if (compiled_mlp_evaluate(&c, &ds.test, &test_loss, &test_acc, err, sizeof err) != 0) {
@@ -197,32 +199,24 @@ static int run_compiled(const struct run *r, const char *name)
         printf("%s: test loss %.4f, test accuracy %.2f %%\n", o->load, test_loss, 100 * test_acc);
     }
     for (int e = 1; e <= o->epochs; e++) {
-        double secs, loss, test_loss, test_acc;
+        struct epoch_stats st = {.epoch = e};
         compiled_mlp_set_lr(&c, (float)train_lr(o, e));
-        if (compiled_mlp_epoch(&c, &ds.train, order, (uint64_t)o->seed, e, progress_wanted(stdout),
-                               &secs, &loss, err, sizeof err) != 0 ||
-            compiled_mlp_evaluate(&c, &ds.test, &test_loss, &test_acc, err, sizeof err) != 0) {
+        if (compiled_mlp_epoch(&c, &ds.train, order, (uint64_t)o->seed, e,
+                               progress_wanted(stdout, o->env.term), &st.seconds, &st.train_loss,
+                               err, sizeof err) != 0 ||
+            compiled_mlp_evaluate(&c, &ds.test, &st.test_loss, &st.test_acc, err,
+                                  sizeof err) != 0) {
             fprintf(stderr, "error: epoch %d: %s\n", e, err);
             goto out;
         }
-        printf("epoch %3d  loss %.4f  test loss %.4f  test accuracy %6.2f %%  %7.3f s  %8.0f "
-               "images/s\n", e, loss, test_loss, 100 * test_acc, secs, ds.train.count / secs);
-        fflush(stdout);
-        if (csv) {
-            fprintf(csv, "%s,%s,ours,%s,%d,%ld,%s,%d,%.6f,%.1f,%.6f,%.6f,%.6f,%.1f\n", name,
-                    ds.name, r->no_fusion ? "compiled-unfused" : "compiled", threads, o->batch,
-                    train_recipe_name(o), e, secs, ds.train.count / secs, loss, test_loss,
-                    test_acc, peak_rss_mb());
-            fflush(csv);
-        }
+        st.images_per_s = ds.train.count / st.seconds;
+        train_epoch_print(&st, "test");
+        if (csv)
+            train_epoch_row(csv, name, ds.name, r->no_fusion ? "compiled-unfused" : "compiled",
+                            threads, o->batch, train_recipe_name(o), &st);
     }
-    if (o->save) {
-        if (checkpoint_save(o->save, &m, err, sizeof err) != 0) {
-            fprintf(stderr, "error: %s\n", err);
-            goto out;
-        }
-        printf("saved %s\n", o->save);
-    }
+    if (o->save && train_save(o->save, &m) != 0)
+        goto out;
     if (o->epochs > 0)
         printf("peak memory %.1f MB\n", peak_rss_mb());
     status = 0;

@@ -1,19 +1,43 @@
-# train-plot.sh: what the training stages' plot scripts (tools/mlp-plot.sh,
-# tools/cnn-plot.sh) share, sourced by them with $1 (IN.csv) and $2
-# (OUT_BASENAME) set: the setup, finding a CSV
-# beside IN or in plots/data/, drawing a gnuplot script as SVG and PNG, and
-# the training curves.
-in=$1; out=$2
-command -v gnuplot >/dev/null 2>&1 ||
-    { echo "error: gnuplot not found (apt-get install gnuplot-nox)" >&2; exit 1; }
-root=$(cd "$(dirname "$0")/.." && pwd)
-dir=$(dirname "$in")
-base=$(basename "$in" .csv)
-mkdir -p "$(dirname "$out")"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/plot.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT INT TERM
-drawn=0
+# plot-lib.sh: what every plot script of tools/ shares. A script sources it
+# first and hands plot_begin its arguments:
+#   . "$(dirname "$0")/plot-lib.sh"
+#   plot_begin "$@"
+# plot_begin checks them (IN.csv OUT_BASENAME) and that gnuplot is installed,
+# and sets
+#   in out    the two arguments
+#   me        the script's name, for its messages
+#   root      the repository's root
+#   dir base  IN's directory, and IN's name without .csv
+#   tmp       a directory for scratch files, removed when the script ends
+# A script drawing one file calls plot_input next: IN must be readable, and
+# cpu is set to the CPU its `#` lines name. Then it writes a gnuplot script
+# into $tmp/plot.gp and calls draw, which draws it as SVG and as PNG, in the
+# one look every figure of the book has. The training stages' scripts
+# (mlp-, cnn- and compile-plot.sh) also draw the training curves and the
+# comparison with PyTorch from here (draw_curves, draw_compare).
 
+plot_begin() {
+    me=$(basename "$0")
+    [ $# -eq 2 ] || { echo "usage: tools/$me IN.csv OUT_BASENAME" >&2; exit 2; }
+    in=$1; out=$2
+    command -v gnuplot >/dev/null 2>&1 ||
+        { echo "error: $me: gnuplot not found (apt-get install gnuplot-nox)" >&2; exit 1; }
+    root=$(cd "$(dirname "$0")/.." && pwd)
+    dir=$(dirname "$in")
+    base=$(basename "$in" .csv)
+    mkdir -p "$(dirname "$out")"
+    tmp=$(mktemp -d "${TMPDIR:-/tmp}/plot.XXXXXX")
+    trap 'rm -rf "$tmp"' EXIT INT TERM
+    drawn=0
+}
+
+plot_input() {
+    [ -r "$in" ] || { echo "error: $me: cannot read $in" >&2; exit 1; }
+    cpu=$(meta cpu)
+}
+
+# The value of IN's `# KEY: value` line (the first one), empty when none.
+meta() { sed -n "s/^# $1: //p" "$in" | head -n 1; }
 # The file NAME.csv beside IN, else the reference one; empty when neither.
 find_csv() {
     for f in "$dir/$1.csv" "$root/plots/data/$1.csv"; do
@@ -23,19 +47,48 @@ find_csv() {
 }
 rows() { grep -v '^#' "$1" | tail -n +2; }
 header() { grep -v '^#' "$1" | head -n 1; }
-# Runs the script in $tmp/plot.gp twice: SVG, then PNG (not `replot`, which
-# cannot redraw a multiplot).
+# The header row of results schema NAME (speed, train, train_val, gemm), as
+# common/base/schemas.c declares it for the programs that write it.
+schema() {
+    awk -v decl=" SCHEMA_$(echo "$1" | tr a-z A-Z)[] =" \
+        'index($0, decl) { on = 1 } on { print } on && /;/ { exit }' "$root/common/base/schemas.c" |
+        grep -o '"[^"]*"' | tr -d '"\n'
+}
+# A training stage's speed file, beside IN or the reference's, into in, its
+# header checked against the speed schema, and its CPU into cpu; false when
+# there is none.
+speed_input() {
+    in=$(find_csv "$base")
+    [ -n "$in" ] || return 1
+    [ "$(header "$in")" = "$(schema speed)" ] ||
+        { echo "error: $me: $in is not a training stage's speed file (header: $(header "$in"))" >&2; exit 1; }
+    cpu=$(sed -n 's/^# cpu: //p' "$in" | head -n 1)
+}
+# Draws the script in $tmp/plot.gp as NAME.svg and NAME.png, W,H pixels,
+# the SVG's font FONT points (default 13) and the PNG's two less. The SVG
+# scales to the page, unless the fourth argument is "fixed" (a text drawn
+# as a figure, kept at its size). The script runs twice, not through
+# `replot`, which cannot redraw a multiplot.
 draw() {
-    name=$1; size=$2
-    { echo "set terminal svg size $size dynamic font 'sans,13' background '#ffffff'"
+    name=$1; size=$2; font=${3:-13}; scale=dynamic
+    [ "${4:-}" = fixed ] && scale=fixed
+    { echo "set terminal svg size $size $scale font 'sans,$font' background '#ffffff'"
       echo "set output '$name.svg'"; echo "set termoption noenhanced"
       cat "$tmp/plot.gp"
-      echo "set terminal pngcairo size $size font 'sans,11' background '#ffffff'"
+      echo "set terminal pngcairo size $size font 'sans,$((font - 2))' background '#ffffff'"
       echo "set output '$name.png'"; echo "set termoption noenhanced"
       cat "$tmp/plot.gp"; echo "unset output"; } > "$tmp/full.gp"
     gnuplot "$tmp/full.gp"
     echo "plots: $name.svg $name.png"
     drawn=$((drawn + 1))
+}
+
+# Runs SCRIPT, a gnuplot file of plots/ that draws $out.svg and $out.png
+# itself, given the variables in $tmp/vars.gp and the data in
+# $tmp/series.dat (as varsfile, datafile and outbase).
+draw_gp() {
+    esc() { printf '%s' "$1" | sed "s/'/''/g"; }
+    gnuplot -e "varsfile='$(esc "$tmp/vars.gp")'; datafile='$(esc "$tmp/series.dat")'; outbase='$(esc "$out")'" "$1"
 }
 
 # The curves: loss and test accuracy per epoch, one line per framework and
