@@ -6,26 +6,20 @@
 # (the median of the rounds, each round a dot), when IN-mlp.csv is there.
 #   tools/preload-plot.sh IN.csv OUT_BASENAME   → OUT_BASENAME.svg and .png
 set -eu
-[ $# -eq 2 ] || { echo "usage: tools/preload-plot.sh IN.csv OUT_BASENAME" >&2; exit 2; }
-in=$1; out=$2
-mlp=${in%.csv}-mlp.csv
-[ -r "$in" ] || { echo "error: preload-plot.sh: cannot read $in" >&2; exit 1; }
-command -v gnuplot >/dev/null 2>&1 ||
-    { echo "error: gnuplot not found (apt-get install gnuplot-nox)" >&2; exit 1; }
-mkdir -p "$(dirname "$out")"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/preload.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT INT TERM
+. "$(dirname "$0")/plot-lib.sh"
+plot_begin "$@"
+plot_input
+mlp=$dir/$base-mlp.csv
 
-cpu=$(sed -n 's/^# cpu: //p' "$in" | head -n 1)
-threads=$(sed -n 's/^# threads: //p' "$in" | head -n 1)
+threads=$(meta threads)
 libs="openblas mmblas blis"
 label() { case $1 in openblas) echo "OpenBLAS" ;; mmblas) echo "the book's gemm()" ;; blis) echo "BLIS" ;; esac; }
 
 # NumPy: library,round,m,n,k,seconds,gflops,vs_openblas,error_ratio
 for lib in $libs; do
-    grep -v '^#' "$in" | tail -n +2 | awk -F, -v l="$lib" '$1 == l && $2 == "median" { print $3, $7 }' |
+    rows "$in" | awk -F, -v l="$lib" '$1 == l && $2 == "median" { print $3, $7 }' |
         sort -n > "$tmp/numpy-$lib.median"
-    grep -v '^#' "$in" | tail -n +2 | awk -F, -v l="$lib" '$1 == l && $2 != "median" { print $3, $7 }' \
+    rows "$in" | awk -F, -v l="$lib" '$1 == l && $2 != "median" { print $3, $7 }' \
         > "$tmp/numpy-$lib.rounds"
 done
 # PyTorch: library,round,model,dataset,threads,batch,epochs,seconds_per_epoch,...
@@ -34,13 +28,13 @@ if [ -r "$mlp" ]; then
     i=0
     for lib in $libs; do
         i=$((i + 1))
-        grep -v '^#' "$mlp" | tail -n +2 | awk -F, -v l="$lib" -v x="$i" -v name="$(label "$lib")" \
+        rows "$mlp" | awk -F, -v l="$lib" -v x="$i" -v name="$(label "$lib")" \
             '$1 == l && $2 == "median" { printf "%d \"%s\" %s\n", x, name, $8 }' > "$tmp/mlp-$lib.median"
-        grep -v '^#' "$mlp" | tail -n +2 | awk -F, -v l="$lib" -v x="$i" \
+        rows "$mlp" | awk -F, -v l="$lib" -v x="$i" \
             '$1 == l && $2 != "median" { print x, $8 }' > "$tmp/mlp-$lib.rounds"
         [ -s "$tmp/mlp-$lib.median" ] && have_mlp=1
     done
-    model=$(grep -v '^#' "$mlp" | tail -n +2 | head -n 1 | cut -d, -f3,4 | tr , ' ')
+    model=$(rows "$mlp" | head -n 1 | cut -d, -f3,4 | tr , ' ')
 fi
 
 # One panel's plot command: for each library with data, its medians drawn
@@ -60,9 +54,8 @@ plot_libs() {
 }
 
 {
-    echo "set terminal svg size 1000,500 dynamic font 'sans,13' background '#ffffff'"
-    echo "set output '$out.svg'"
-    echo "set termoption noenhanced"
+    # draw runs this twice (SVG, then PNG): start each from gnuplot's defaults.
+    echo "reset"
     if [ $have_mlp = 1 ]; then echo "set multiplot layout 1,2 title 'Three BLAS libraries under NumPy and PyTorch  ·  $cpu, BLAS threads: $threads'"
     else echo "set title 'Three BLAS libraries under NumPy  ·  $cpu, BLAS threads: $threads'"; fi
     echo "set grid ytics lc rgb '#dddddd'; set key right bottom"
@@ -77,8 +70,4 @@ plot_libs() {
         echo "unset multiplot"
     fi
 } > "$tmp/plot.gp"
-gnuplot "$tmp/plot.gp"
-sed -e "s|set terminal svg size 1000,500 dynamic font 'sans,13'|set terminal pngcairo size 1000,500 font 'sans,11'|" \
-    -e "s|set output '$out.svg'|set output '$out.png'|" "$tmp/plot.gp" > "$tmp/plot-png.gp"
-gnuplot "$tmp/plot-png.gp"
-echo "plots: $out.svg $out.png"
+draw "$out" 1000,500
