@@ -147,9 +147,11 @@ static float *copy_of(const float *v, long n)
 // Runs op_conv2d (or op_conv2d_relu; with relu_after, op_conv2d then
 // op_relu; with POOLED, op_conv2d_relu_maxpool2, and with POOL_AFTER
 // op_conv2d_relu then op_maxpool2) on the given path, then the backward of
-// L = Σ dy ⊙ y. The tape uses the GEMM backend `backend` (NULL: auto).
+// L = Σ dy ⊙ y. The tape uses the GEMM backend `backend` (NULL: auto), in
+// the GEMM context `kernels` (NULL: the default one).
 enum conv_op { PLAIN, FUSED, RELU_AFTER, POOLED, POOL_AFTER };
 static const struct gemm_backend *backend;
+static const struct gemm_context *kernels;
 
 static struct conv_result run_conv(const struct conv_case *k, enum conv_path path,
                                    enum conv_op how, const float *xf, const float *wf,
@@ -166,6 +168,8 @@ static struct conv_result run_conv(const struct conv_case *k, enum conv_path pat
     struct tape_config c = tape_config_default();
     c.gemm = backend;
     c.conv = path;
+    if (kernels)
+        c.kernels = *kernels;
     struct tape *t = tape_new(&c);
     struct tensor *y = how == POOLED ? op_conv2d_relu_maxpool2(t, x, w, b, k->stride, k->pad)
                        : how == FUSED || how == POOL_AFTER
@@ -452,9 +456,9 @@ Test(task_8_2, conv_backward_finite_differences_auto_path, .timeout = 300)
 // thread, and passes the call on to auto.
 static _Atomic long dw_madds, dcol_madds, other_madds;
 
-static int counting_gemm(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
-                         float alpha, const float *A, int lda, const float *B, int ldb,
-                         float beta, float *C, int ldc)
+static int counting_gemm(const struct gemm_context *ctx, enum gemm_trans ta, enum gemm_trans tb,
+                         int m, int n, int k, float alpha, const float *A, int lda, const float *B,
+                         int ldb, float beta, float *C, int ldc)
 {
     long madds = (long)m * n * k;
     if (ta == GEMM_NOTRANS && tb == GEMM_TRANS)
@@ -463,7 +467,7 @@ static int counting_gemm(enum gemm_trans ta, enum gemm_trans tb, int m, int n, i
         dcol_madds += madds;
     else
         other_madds += madds;
-    return gemm_backend_find("auto")->run(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C,
+    return gemm_backend_find("auto")->run(ctx, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C,
                                           ldc);
 }
 
@@ -1450,7 +1454,7 @@ Test(conv, implicit_dw_same_bits_as_im2col_gemm, .timeout = 120)
             continue;
         for (size_t s = 0; s < sizeof cases / sizeof cases[0]; s++) {
             const struct conv_case *k = &cases[s];
-            struct conv_geom g = {k->c, k->h, k->w, k->kh, k->kw, k->stride, k->pad, 0, 0};
+            struct conv_geom g = {k->c, k->h, k->w, k->kh, k->kw, k->stride, k->pad, 0, 0, NULL};
             g.oh = (k->h + 2 * k->pad - k->kh) / k->stride + 1;
             g.ow = (k->w + 2 * k->pad - k->kw) / k->stride + 1;
             long xs = (long)k->c * k->h * k->w, P = (long)g.oh * g.ow, ld = k->n * P;
@@ -1498,7 +1502,7 @@ static void col2im_kernel_against_col2im(col2im_kernel *kernel, const char *name
     enum { GUARD = 16 };
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         const int *k = shapes[s];
-        struct conv_geom g = {k[0], k[1], k[2], k[3], k[4], 1, k[5], 0, 0};
+        struct conv_geom g = {k[0], k[1], k[2], k[3], k[4], 1, k[5], 0, 0, NULL};
         g.oh = g.h + 2 * g.pad - g.kh + 1;
         g.ow = g.w + 2 * g.pad - g.kw + 1;
         long P = (long)g.oh * g.ow, ldcol = P + 3, K = (long)g.c * g.kh * g.kw;
@@ -1560,15 +1564,16 @@ Test(conv, implicit_dx_same_bits_as_gemm_then_col2im, .timeout = 120)
         if (isa_force(isas[i]) != 0)
             continue;
         for (int small_kc = 0; small_kc < 2; small_kc++) {
-            gemm_reset_kernels();
+            struct gemm_context ctx = gemm_context_for(isas[i]);
             if (small_kc) {
-                struct gemm_blocking bl = gemm_current_blocking();
+                struct gemm_blocking bl = ctx.kernel.blocking;
                 bl.kc = 16;
-                cr_assert_eq(gemm_set_blocking(bl), 0);
+                cr_assert_eq(gemm_context_set_blocking(&ctx, bl), 0);
             }
             for (size_t s = 0; s < sizeof cases / sizeof cases[0]; s++) {
                 const struct conv_case *k = &cases[s];
-                struct conv_geom g = {k->c, k->h, k->w, k->kh, k->kw, k->stride, k->pad, 0, 0};
+                struct conv_geom g = {k->c,      k->h,   k->w, k->kh, k->kw,
+                                      k->stride, k->pad, 0,    0,     &ctx};
                 g.oh = out_h(k);
                 g.ow = out_w(k);
                 long xs = (long)k->c * k->h * k->w, P = (long)g.oh * g.ow, ld = k->n * P;
@@ -1579,8 +1584,8 @@ Test(conv, implicit_dx_same_bits_as_gemm_then_col2im, .timeout = 120)
                 float *dcol = malloc(sizeof(float) * K * ld);
                 float *mine = malloc(sizeof(float) * scratch);
                 memcpy(got, want, sizeof(float) * k->n * xs);
-                gemm_packed(GEMM_TRANS, GEMM_NOTRANS, (int)K, (int)ld, k->oc, 1.0f, w, (int)K, dy,
-                            (int)ld, 0.0f, dcol, (int)ld);
+                gemm_packed_ctx(&ctx, GEMM_TRANS, GEMM_NOTRANS, (int)K, (int)ld, k->oc, 1.0f, w,
+                                (int)K, dy, (int)ld, 0.0f, dcol, (int)ld);
                 for (int j = 0; j < k->n; j++)
                     col2im(dcol + j * P, ld, k->c, k->h, k->w, k->kh, k->kw, k->stride, k->pad,
                            want + j * xs);
@@ -1611,7 +1616,6 @@ Test(conv, implicit_dx_same_bits_as_gemm_then_col2im, .timeout = 120)
             }
         }
     }
-    gemm_reset_kernels();
     isa_force(isa_best());
 }
 
@@ -1667,9 +1671,11 @@ Test(conv, implicit_pooling_waits_for_the_last_pass_over_k, .timeout = 120)
         if (isa_force(isas[i]) != 0)
             continue;
         for (size_t c = 0; c < sizeof kcs / sizeof kcs[0]; c++) {
-            struct gemm_blocking bl = gemm_current_blocking();
+            struct gemm_context ctx = gemm_context_for(isas[i]);
+            struct gemm_blocking bl = ctx.kernel.blocking;
             bl.kc = kcs[c];
-            cr_assert_eq(gemm_set_blocking(bl), 0);
+            cr_assert_eq(gemm_context_set_blocking(&ctx, bl), 0);
+            kernels = &ctx;
             backend = gemm_backend_find("packed");  // the implicit GEMM's loops, kc and all
             struct conv_result want = run_conv(&k, CONV_IM2COL, POOLED, xf, wf, bf, dyf);
             backend = NULL;
@@ -1680,7 +1686,7 @@ Test(conv, implicit_pooling_waits_for_the_last_pass_over_k, .timeout = 120)
             expect_same_bits(what, want.y, got.y, pooled_size(&k));
             result_free(&want);
             result_free(&got);
-            gemm_reset_kernels();
+            kernels = NULL;
         }
     }
     free(xf);
@@ -3041,3 +3047,4 @@ Test(train_cli, run_cnn_writes_conv1s_filters_and_maps, .timeout = 300)
                    "error: --image 32: own's test set has 32 images (0..31)");
     remove_tree(dir);
 }
+

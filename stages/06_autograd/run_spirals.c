@@ -162,6 +162,8 @@ static double accuracy(const struct tensor *logits, const int *labels)
 
 int main(int argc, char **argv)
 {
+    // When gemm() may use Strassen: the rule `make stage-05 strassen` measured.
+    gemm_strassen_use_file(getenv("GEMM_STRASSEN_RULE"));
     int gemm = 0, memory = tape_config_default().memory;
     long seed = 6, steps = 2000;
     int hidden = 32;

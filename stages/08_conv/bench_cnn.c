@@ -659,6 +659,8 @@ static int build_cnn(struct nn_model *m, const void *ctx, char *err, size_t errl
 
 int main(int argc, char **argv)
 {
+    // When gemm() may use Strassen: the rule `make stage-05 strassen` measured.
+    gemm_strassen_use_file(getenv("GEMM_STRASSEN_RULE"));
     struct options o;
     int status = parse(argc, argv, &o);
     if (status)

@@ -180,6 +180,8 @@ out:
 
 int main(int argc, char **argv)
 {
+    // When gemm() may use Strassen: the rule `make stage-05 strassen` measured.
+    gemm_strassen_use_file(getenv("GEMM_STRASSEN_RULE"));
     int reps = 0, batch = 0, quick = 0;
     const char *csv_path = NULL;
     enum isa isa = ISA_COUNT;

@@ -238,6 +238,8 @@ out:
 
 int main(int argc, char **argv)
 {
+    // When gemm() may use Strassen: the rule `make stage-05 strassen` measured.
+    gemm_strassen_use_file(getenv("GEMM_STRASSEN_RULE"));
     struct run r;
     int status = parse(argc, argv, &r);
     if (status)
