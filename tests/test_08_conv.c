@@ -3048,3 +3048,132 @@ Test(train_cli, run_cnn_writes_conv1s_filters_and_maps, .timeout = 300)
     remove_tree(dir);
 }
 
+// ---------------------------------------------------------------------------
+// One context carries every choice: a step on a tape whose context says
+// scalar runs no vector kernel of any family (the GEMM's micro-kernels, the
+// optimizer, the elementwise loops, the pooling, every convolution path),
+// though the program's own ISA (isa_active) is the widest this CPU has. The
+// families count the kernels they hand out by ISA (isa_count_use), and the
+// step gives the bits of the same step with the program forced to scalar.
+
+// One step of model m (batch 4 of the sample, Adam) on a tape of the given
+// config, the optimizer on isa; the parameters after it into params.
+static void step_on(struct nn_model *m, const struct tape_config *config, enum isa isa,
+                    const struct dataset *ds, float *params)
+{
+    enum { B = 4 };
+    float x[B * 28 * 28];
+    int y[B];
+    dataset_batch(&ds->train, NULL, 0, B, x, y);
+    struct optim_config oc = optim_defaults(OPTIM_ADAM, 1e-3f, 0.0f);
+    oc.isa = isa;
+    struct optim *o = optim_new(&oc, m->params, m->nparams);
+    struct tape *t = tape_new(config);
+    cr_assert(o && t);
+    float loss;
+    cr_assert_eq(train_step(t, m, o, x, y, B, &loss), 0, "%s", tape_error(t));
+    for (int i = 0, at = 0; i < m->nparams; at += (int)m->params[i]->size, i++)
+        memcpy(params + at, m->params[i]->data, sizeof(float) * (size_t)m->params[i]->size);
+    tape_free(t);
+    optim_free(o);
+}
+
+static void expect_scalar_only(const char *what)
+{
+    cr_assert_gt(isa_uses(ISA_SCALAR), 0, "%s: no kernel counted at all", what);
+    for (int i = 0; i < ISA_COUNT; i++)
+        if (i != ISA_SCALAR)
+            cr_assert_eq(isa_uses((enum isa)i), 0, "%s: %ld %s kernels ran on a scalar tape", what,
+                         isa_uses((enum isa)i), isa_name((enum isa)i));
+}
+
+// The step of a fresh model (init: the CNN, or the MLP 784-32-10) on a
+// scalar context, with the program's ISA the widest: only scalar kernels
+// count, and the parameters are those of the same step with the program
+// forced to scalar and its default context.
+static void scalar_step(const char *what, int cnn, int fused, const struct tape_config *base,
+                        const struct dataset *ds)
+{
+    char err[256];
+    struct nn_model m[2];
+    float *params[2];
+    for (int r = 0; r < 2; r++) {
+        memset(&m[r], 0, sizeof m[r]);
+        int ok = cnn ? nn_cnn_init(&m[r], 5, err, sizeof err)
+                     : nn_mlp_init(&m[r], 3, (int[]){784, 32, 10}, 5, err, sizeof err);
+        cr_assert_eq(ok, 0, "%s", err);
+        if (cnn)
+            cr_assert_eq(nn_cnn_set_fused(&m[r], fused), 0);
+        params[r] = malloc(sizeof(float) * (size_t)nn_param_count(&m[r]));
+        cr_assert_not_null(params[r]);
+    }
+    // The program on its widest ISA, the tape's context on scalar.
+    isa_force(isa_best());
+    struct tape_config config = *base;
+    tape_config_set_isa(&config, ISA_SCALAR);
+    isa_uses_clear();
+    step_on(&m[0], &config, ISA_SCALAR, ds, params[0]);
+    expect_scalar_only(what);
+    // The program forced to scalar, its default context.
+    isa_force(ISA_SCALAR);
+    struct tape_config plain = tape_config_default();
+    plain.gemm = base->gemm;
+    plain.conv = base->conv;
+    step_on(&m[1], &plain, ISA_SCALAR, ds, params[1]);
+    isa_force(isa_best());
+    long n = nn_param_count(&m[0]);
+    cr_assert(memcmp(params[0], params[1], sizeof(float) * (size_t)n) == 0,
+              "%s: a scalar tape's step differs from the scalar program's", what);
+    for (int r = 0; r < 2; r++) {
+        nn_model_free(&m[r]);
+        free(params[r]);
+    }
+}
+
+Test(isa, a_scalar_context_runs_no_vector_kernel, .timeout = 300)
+{
+    char err[4096];
+    struct dataset ds;
+    cr_assert_eq(dataset_load("sample", NULL, &ds, err, sizeof err), 0, "%s", err);
+    // The CNN: every convolution path, its pooling fused into the
+    // convolutions and not.
+    static const enum conv_path paths[] = {CONV_AUTO,   CONV_IM2COL,   CONV_1X1,
+                                           CONV_DIRECT, CONV_IMPLICIT, CONV_WINOGRAD};
+    for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++)
+        for (int fused = 0; fused <= NN_CNN_FUSED; fused += NN_CNN_FUSED) {
+            struct tape_config c = tape_config_default();
+            c.conv = paths[p];
+            char what[96];
+            snprintf(what, sizeof what, "the CNN on %s, %s pooling", conv_path_name(paths[p]),
+                     fused ? "fused" : "separate");
+            scalar_step(what, 1, fused, &c, &ds);
+        }
+    // The MLP on each GEMM backend of ours (OpenBLAS, the peer, runs its own
+    // vector code whatever it is told).
+    int count;
+    const struct gemm_backend *all = gemm_backend_all(&count);
+    for (int i = 0; i < count; i++) {
+        if (strcmp(all[i].name, "openblas") == 0)
+            continue;
+        struct tape_config c = tape_config_default();
+        c.gemm = &all[i];
+        char what[96];
+        snprintf(what, sizeof what, "the MLP on the %s GEMM", all[i].name);
+        scalar_step(what, 0, 0, &c, &ds);
+    }
+    // The counters do see vector kernels: the same CNN step on the default
+    // context of a CPU that has a vector ISA.
+    if (isa_best() != ISA_SCALAR) {
+        struct nn_model m = {0};
+        cr_assert_eq(nn_cnn_init(&m, 5, err, sizeof err), 0, "%s", err);
+        float *params = malloc(sizeof(float) * (size_t)nn_param_count(&m));
+        struct tape_config c = tape_config_default();
+        isa_uses_clear();
+        step_on(&m, &c, c.isa, &ds, params);
+        cr_assert_gt(isa_uses(isa_best()), 0, "no %s kernel counted on a %s tape",
+                     isa_name(isa_best()), isa_name(isa_best()));
+        nn_model_free(&m);
+        free(params);
+    }
+    dataset_free(&ds);
+}
