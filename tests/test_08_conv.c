@@ -2683,7 +2683,7 @@ Test(nn_cnn, forward_shapes_gradients_and_a_bad_width)
 }
 
 // The network with neither convolution fused with its pooling, with conv1's
-// only, and with both (nn_cnn_set_fused): the same logits and the same
+// only, and with both (the tape config's fused_pools): the same logits and the same
 // gradients, bit for bit, on every conv path.
 Test(nn_cnn, fused_and_unfused_poolings_give_the_same_bits)
 {
@@ -2697,9 +2697,9 @@ Test(nn_cnn, fused_and_unfused_poolings_give_the_same_bits)
         for (int fused = 0; fused < 3; fused++) {
             struct nn_model m;
             cr_assert_eq(nn_cnn_init(&m, 5, err, sizeof err), 0, "%s", err);
-            cr_assert_eq(nn_cnn_set_fused(&m, fused), 0);
             struct tape_config config = tape_config_default();
             config.conv = paths[p];
+            config.fused_pools = fused;
             struct tape *t = tape_new(&config);
             struct tensor *x = tensor_new(t, 2, (int[]){N, 784});
             mat_fill_random(x->data, N, 784, 784, 11);
@@ -2732,11 +2732,9 @@ Test(nn_cnn, fused_and_unfused_poolings_give_the_same_bits)
             for (int i = 0; i < 8; i++)
                 free(grads[fused][i]);
     }
-    struct nn_model m;
-    cr_assert_eq(nn_cnn_init(&m, 5, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(nn_cnn_set_fused(&m, 3), -1, "only 0, 1 or 2 convolutions");
-    cr_assert_eq(nn_cnn_set_fused(&m, -1), -1);
-    nn_model_free(&m);
+    struct tape_config config = tape_config_default();
+    config.fused_pools = -2;
+    cr_assert_null(tape_new(&config), "a negative count of fused convolutions but -1");
 }
 
 // A CNN, Adam and a trainer over the committed sample.
@@ -3091,7 +3089,7 @@ static void expect_scalar_only(const char *what)
 // scalar context, with the program's ISA the widest: only scalar kernels
 // count, and the parameters are those of the same step with the program
 // forced to scalar and its default context.
-static void scalar_step(const char *what, int cnn, int fused, const struct tape_config *base,
+static void scalar_step(const char *what, int cnn, const struct tape_config *base,
                         const struct dataset *ds)
 {
     char err[256];
@@ -3102,8 +3100,6 @@ static void scalar_step(const char *what, int cnn, int fused, const struct tape_
         int ok = cnn ? nn_cnn_init(&m[r], 5, err, sizeof err)
                      : nn_mlp_init(&m[r], 3, (int[]){784, 32, 10}, 5, err, sizeof err);
         cr_assert_eq(ok, 0, "%s", err);
-        if (cnn)
-            cr_assert_eq(nn_cnn_set_fused(&m[r], fused), 0);
         params[r] = malloc(sizeof(float) * (size_t)nn_param_count(&m[r]));
         cr_assert_not_null(params[r]);
     }
@@ -3119,6 +3115,7 @@ static void scalar_step(const char *what, int cnn, int fused, const struct tape_
     struct tape_config plain = tape_config_default();
     plain.gemm = base->gemm;
     plain.conv = base->conv;
+    plain.fused_pools = base->fused_pools;
     step_on(&m[1], &plain, ISA_SCALAR, ds, params[1]);
     isa_force(isa_best());
     long n = nn_param_count(&m[0]);
@@ -3143,10 +3140,11 @@ Test(isa, a_scalar_context_runs_no_vector_kernel, .timeout = 300)
         for (int fused = 0; fused <= NN_CNN_FUSED; fused += NN_CNN_FUSED) {
             struct tape_config c = tape_config_default();
             c.conv = paths[p];
+            c.fused_pools = fused;
             char what[96];
             snprintf(what, sizeof what, "the CNN on %s, %s pooling", conv_path_name(paths[p]),
                      fused ? "fused" : "separate");
-            scalar_step(what, 1, fused, &c, &ds);
+            scalar_step(what, 1, &c, &ds);
         }
     // The MLP on each GEMM backend of ours (OpenBLAS, the peer, runs its own
     // vector code whatever it is told).
@@ -3159,7 +3157,7 @@ Test(isa, a_scalar_context_runs_no_vector_kernel, .timeout = 300)
         c.gemm = &all[i];
         char what[96];
         snprintf(what, sizeof what, "the MLP on the %s GEMM", all[i].name);
-        scalar_step(what, 0, 0, &c, &ds);
+        scalar_step(what, 0, &c, &ds);
     }
     // The counters do see vector kernels: the same CNN step on the default
     // context of a CPU that has a vector ISA.

@@ -72,7 +72,8 @@ struct tape_config tape_config_default(void)
                                 .kernels = kernels,
                                 .conv = CONV_AUTO,
                                 .isa = kernels.kernel.isa,
-                                .memory = MEMORY_PLANNED};
+                                .memory = MEMORY_PLANNED,
+                                .fused_pools = -1};
 }
 
 void tape_config_set_isa(struct tape_config *c, enum isa isa)
@@ -85,7 +86,7 @@ struct tape *tape_new(const struct tape_config *config)
 {
     struct tape_config c = config ? *config : tape_config_default();
     if (!isa_supported(c.isa) || !isa_supported(c.kernels.kernel.isa) || !c.kernels.kernel.run ||
-        (c.memory != MEMORY_ARENA && c.memory != MEMORY_PLANNED))
+        (c.memory != MEMORY_ARENA && c.memory != MEMORY_PLANNED) || c.fused_pools < -1)
         return NULL;
     if (!c.gemm)
         c.gemm = gemm_backend_find("auto");

@@ -68,6 +68,11 @@ struct tape_config {
                                       // the direct and Winograd convolutions,
                                       // and the optimizer that follows the tape
     enum memory_mode memory;          // where the step's tensors live
+    int fused_pools;                  // how many of a network's first
+                                      // convolutions run with their ReLU and
+                                      // 2×2 max pooling as one op
+                                      // (op_conv2d_relu_maxpool2); -1: as
+                                      // many as the model's default
     int accumulate;                   // 1: every gradient zeroed first and each
                                       // contribution added, the first too (the
                                       // old way, for a benchmark); 0: the first
