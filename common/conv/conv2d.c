@@ -65,10 +65,11 @@
 enum { DW_KERNEL_K = 32 };
 
 // What the backward needs besides the node's tensors, saved on the tape and
-// pointed to by node->ints: stride, pad and whether the pooling is fused;
-// from byte KEPT_AT on, the pooling's codes (one byte per pooled element)
-// or, with ReLU fused alone, the ReLU's mask (relu_mask).
-enum { SAVED_STRIDE, SAVED_PAD, SAVED_POOL, SAVED_COUNT };
+// pointed to by node->ints: stride, pad, whether the pooling is fused, and
+// the path the forward chose (the backward takes the same, chosen once per
+// layer and step); from byte KEPT_AT on, the pooling's codes (one byte per
+// pooled element) or, with ReLU fused alone, the ReLU's mask (relu_mask).
+enum { SAVED_STRIDE, SAVED_PAD, SAVED_POOL, SAVED_PATH, SAVED_COUNT };
 enum { KEPT_AT = 64 };
 
 // The sizes of one convolution, from its tensors.
@@ -326,6 +327,7 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
     saved[SAVED_POOL] = pool;
     const struct tape_config *cfg = tape_config(t);
     enum conv_path path = conv_choose(cfg->conv, d.c, d.h, d.w, d.oc, d.kh, d.kw, stride, pad);
+    saved[SAVED_PATH] = (int)path;
     long xs = (long)d.c * d.h * d.w, ys = (long)d.oc * d.P;
 
     const struct gemm_backend *be = cfg->gemm;
@@ -608,8 +610,7 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
     const int *saved = node->ints;
     const struct tape_config *cfg = tape_config(t);
     struct conv_dims dims = dims_of(x, w, saved[SAVED_STRIDE], saved[SAVED_PAD]);
-    enum conv_path path = conv_choose(cfg->conv, dims.c, dims.h, dims.w, dims.oc, dims.kh,
-                                      dims.kw, dims.stride, dims.pad);
+    enum conv_path path = (enum conv_path)saved[SAVED_PATH];
     const unsigned char *at = (const unsigned char *)saved + KEPT_AT;
     struct conv_back b = {
         .d = dims,
