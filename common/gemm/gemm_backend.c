@@ -153,20 +153,8 @@ static void fill_names(void)
     }
 }
 
-// GEMM_BACKEND, in the environment, was once another way to choose: a
-// program that takes --gemm says it is read no more, rather than ignore it.
-static void note_old_variable(void)
-{
-    const char *old = getenv("GEMM_BACKEND");
-    if (old)
-        fprintf(stderr, "note: GEMM_BACKEND=%s is not read any more: use --gemm %s (GEMM= for "
-                        "make)\n",
-                old, old);
-}
-
 struct flag gemm_backend_flag(int *index)
 {
-    note_old_variable();
     fill_names();
     return flag_choice("--gemm", "NAME", index, names, abouts,
                        "the GEMM every matmul goes through");
@@ -174,7 +162,6 @@ struct flag gemm_backend_flag(int *index)
 
 struct flag gemm_backends_flag(struct flag_list *list)
 {
-    note_old_variable();
     fill_names();
     return flag_choices("--gemm", "A,B", list, names, abouts, "only these GEMM backends");
 }
