@@ -16,9 +16,10 @@ static const enum gemm_trans transposes[2] = {GEMM_NOTRANS, GEMM_TRANS};
 static const float alphas[2] = {1.0f, -0.5f};
 static const float betas[3] = {0.0f, 1.0f, 0.3f};
 
-typedef void gemm_fn(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
-                     const float *A, int lda, const float *B, int ldb, float beta, float *C,
-                     int ldc);
+// A GEMM in the context it is handed (gemm_packed_ctx, gemm_ctx ...).
+typedef void gemm_fn(const struct gemm_context *ctx, enum gemm_trans ta, enum gemm_trans tb, int m,
+                     int n, int k, float alpha, const float *A, int lda, const float *B, int ldb,
+                     float beta, float *C, int ldc);
 
 // Operands big enough for every shape of a test, with room for padding.
 struct operands {
@@ -46,8 +47,9 @@ static void operands_free(struct operands *o)
 }
 
 // Runs one call and checks it; pad widens every leading dimension.
-static double run_one(gemm_fn *fn, struct operands *o, enum gemm_trans ta, enum gemm_trans tb,
-                      int m, int n, int k, float alpha, float beta, int pad, long max_checks)
+static double run_one(gemm_fn *fn, const struct gemm_context *ctx, struct operands *o,
+                      enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
+                      float beta, int pad, long max_checks)
 {
     int lda = (ta ? m : k) + pad, ldb = (tb ? k : n) + pad, ldc = n + pad;
     int ldc0 = ldc;
@@ -60,7 +62,7 @@ static double run_one(gemm_fn *fn, struct operands *o, enum gemm_trans ta, enum 
         for (int i = 0; i < m; i++)
             for (int j = 0; j < n; j++)
                 o->C[(size_t)i * ldc + j] = NAN;
-    fn(ta, tb, m, n, k, alpha, o->A, lda, o->B, ldb, beta, o->C, ldc);
+    fn(ctx, ta, tb, m, n, k, alpha, o->A, lda, o->B, ldb, beta, o->C, ldc);
     for (int i = 0; i < m; i++)
         for (int j = n; j < ldc; j++)
             cr_assert_eq(o->C[(size_t)i * ldc + j], 12345.0f,
@@ -96,12 +98,11 @@ static void small_grid(gemm_fn *fn, const char *name)
             At[j * LD + i] = A[i * LD + j];
             Bt[j * LD + i] = B[i * LD + j];
         }
-    isa_force(isa_best());
-    gemm_reset_kernels();
-    enum isa best = isa_active();
+    enum isa best = isa_best();
     for (size_t s = 0; s < sizeof isas / sizeof isas[0]; s++) {
-        if (isa_force(isas[s]) != 0)
+        if (!isa_supported(isas[s]))
             continue;
+        struct gemm_context ctx = gemm_context_for(isas[s]);
         // The ISA this machine runs gets all 24 combinations at every shape;
         // the others one combination per shape, in turn, so each combination
         // still meets every edge case many times over (ASan makes the full
@@ -132,7 +133,8 @@ static void small_grid(gemm_fn *fn, const char *name)
                         for (int i = 0; i < m; i++)
                             for (int j = 0; j < LD; j++)
                                 C[i * LD + j] = beta == 0.0f && j < n ? NAN : C0[i * LD + j];
-                        fn(ta, tb, m, n, k, alpha, ta ? At : A, LD, tb ? Bt : B, LD, beta, C, LD);
+                        fn(&ctx, ta, tb, m, n, k, alpha, ta ? At : A, LD, tb ? Bt : B, LD, beta, C,
+                           LD);
                         calls++;
                         for (int i = 0; i < m; i++) {
                             for (int j = 0; j < n; j++) {
@@ -158,8 +160,6 @@ static void small_grid(gemm_fn *fn, const char *name)
         cr_log_info("%s on %s: %ld calls (%s), worst error %.3f of the bound", name,
                     isa_name(isas[s]), calls, full ? "every combination" : "rotating", worst);
     }
-    isa_force(isa_best());
-    gemm_reset_kernels();
     mat_free(A);
     mat_free(At);
     mat_free(B);
@@ -170,17 +170,16 @@ static void small_grid(gemm_fn *fn, const char *name)
     free(mag);
 }
 
-// Cuts mc, kc and nc to a few slivers, 37 and two micro-panels, so that
-// shapes of a few hundred still cross every block edge of the five loops
-// (the blocking derived from the caches is larger than them), until
-// gemm_reset_kernels().
-static void use_small_blocks(void)
+// Cuts ctx's mc, kc and nc to a few slivers, 37 and two micro-panels, so
+// that shapes of a few hundred still cross every block edge of the five
+// loops (the blocking derived from the caches is larger than them).
+static void use_small_blocks(struct gemm_context *ctx)
 {
-    struct gemm_blocking b = gemm_current_blocking();
+    struct gemm_blocking b = ctx->kernel.blocking;
     b.mc = 3 * b.mr;
     b.kc = 37;
     b.nc = 2 * b.nr;
-    cr_assert_eq(gemm_set_blocking(b), 0);
+    cr_assert_eq(gemm_context_set_blocking(ctx, b), 0);
 }
 
 // With small_blocks, the five loops run in small blocks (use_small_blocks).
@@ -190,25 +189,24 @@ static void random_shapes(gemm_fn *fn, const char *name, int count, int largest,
     struct operands o = operands_new(largest + 8);
     unsigned seed = 7;
     for (size_t s = 0; s < sizeof isas / sizeof isas[0]; s++) {
-        if (isa_force(isas[s]) != 0)
+        if (!isa_supported(isas[s]))
             continue;
+        struct gemm_context ctx = gemm_context_for(isas[s]);
         if (small_blocks)
-            use_small_blocks();
+            use_small_blocks(&ctx);
         double worst = 0.0;
         for (int i = 0; i < count; i++) {
             int m = 1 + rand_r(&seed) % largest, n = 1 + rand_r(&seed) % largest;
             int k = 1 + rand_r(&seed) % largest;
             int t = rand_r(&seed) % 4;
-            double r = run_one(fn, &o, transposes[t / 2], transposes[t % 2], m, n, k, alphas[i % 2],
-                               betas[i % 3], rand_r(&seed) % 8, 4000);
+            double r = run_one(fn, &ctx, &o, transposes[t / 2], transposes[t % 2], m, n, k,
+                               alphas[i % 2], betas[i % 3], rand_r(&seed) % 8, 4000);
             worst = r > worst ? r : worst;
         }
         cr_log_info("%s on %s: %d random shapes up to %d%s, worst error %.3f of the bound",
                     name, isa_name(isas[s]), count, largest,
                     small_blocks ? " in small blocks" : "", worst);
     }
-    isa_force(isa_best());
-    gemm_reset_kernels();
     operands_free(&o);
 }
 

@@ -112,13 +112,13 @@ Test(task_4_4, scalar_microkernel)
 
 Test(task_4_3, packed_every_shape_to_40, .timeout = 900)
 {
-    small_grid(gemm_packed, "gemm_packed");
+    small_grid(gemm_packed_ctx, "gemm_packed");
 }
 
 Test(task_4_3, packed_random_shapes_to_600, .timeout = 900)
 {
-    random_shapes(gemm_packed, "gemm_packed", 60, 600, 0);
-    random_shapes(gemm_packed, "gemm_packed", 30, 300, 1);
+    random_shapes(gemm_packed_ctx, "gemm_packed", 60, 600, 0);
+    random_shapes(gemm_packed_ctx, "gemm_packed", 30, 300, 1);
 }
 
 Test(stage_04, an_isa_the_cpu_lacks_is_refused)
@@ -131,25 +131,23 @@ Test(stage_04, an_isa_the_cpu_lacks_is_refused)
     }
     cr_assert_eq(isa_force(ISA_SCALAR), 0, "scalar runs everywhere");
     isa_force(isa_best());
-    gemm_reset_kernels();
 }
 
 
 Test(stage_04, a_blocking_that_does_not_fit_the_kernel_is_refused)
 {
-    isa_force(isa_best());
-    gemm_reset_kernels();
-    struct gemm_blocking good = gemm_current_blocking();
+    struct gemm_context ctx = gemm_context_for(isa_best());
+    struct gemm_blocking good = ctx.kernel.blocking;
     struct gemm_blocking bad = good;
     bad.mr = good.mr + 1;
-    cr_assert_eq(gemm_set_blocking(bad), -1);
+    cr_assert_eq(gemm_context_set_blocking(&ctx, bad), -1);
     bad = good;
     bad.kc = 0;
-    cr_assert_eq(gemm_set_blocking(bad), -1);
+    cr_assert_eq(gemm_context_set_blocking(&ctx, bad), -1);
     bad = good;
     bad.mc = good.mr - 1;
-    cr_assert_eq(gemm_set_blocking(bad), -1);
-    struct gemm_blocking now = gemm_current_blocking();
+    cr_assert_eq(gemm_context_set_blocking(&ctx, bad), -1);
+    struct gemm_blocking now = ctx.kernel.blocking;
     cr_assert(now.mc == good.mc && now.kc == good.kc && now.nc == good.nc);
 }
 
@@ -172,21 +170,35 @@ Test(stage_04, even_blocks_cover_the_size_in_as_many_blocks)
 // against the double-precision reference, with each ISA's blocking (the
 // library's, and small blocks so that every loop of the five has edges), at
 // every m, n, k in {1, 3, 7, 17, 65, 127} and two larger non-square shapes.
-static void check_step(bench_matmul_fn fn, const char *name)
+typedef void stair_step(const struct gemm_context *ctx, int m, int n, int k, const float *A,
+                        int lda, const float *B, int ldb, float *C, int ldc);
+static stair_step *step_now;
+static struct gemm_context step_context;
+
+// The step in step_context, as a kernel the harness's check takes.
+static void run_step(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
+                     float *C, int ldc)
+{
+    step_now(&step_context, m, n, k, A, lda, B, ldb, C, ldc);
+}
+
+static void check_step(stair_step *step, const char *name)
 {
     static const int sizes[] = {1, 3, 7, 17, 65, 127};
     enum { NSIZES = sizeof sizes / sizeof sizes[0] };
+    bench_matmul_fn fn = run_step;
+    step_now = step;
     for (size_t s = 0; s < sizeof isas / sizeof isas[0]; s++) {
-        if (isa_force(isas[s]) != 0)
+        if (!isa_supported(isas[s]))
             continue; // this CPU cannot run it
-        struct gemm_blocking library = gemm_current_blocking(), small = library;
+        struct gemm_blocking library = gemm_context_for(isas[s]).kernel.blocking, small = library;
         small.mc = 2 * library.mr;
         small.kc = 5;
         small.nc = 3 * library.nr;
         for (int b = 0; b < 2; b++) {
-            isa_force(isas[s]);
+            step_context = gemm_context_for(isas[s]);
             if (b == 1)
-                cr_assert_eq(gemm_set_blocking(small), 0);
+                cr_assert_eq(gemm_context_set_blocking(&step_context, small), 0);
             int pad = 0;
             for (int x = 0; x < NSIZES; x++)
                 for (int y = 0; y < NSIZES; y++)
@@ -210,7 +222,6 @@ static void check_step(bench_matmul_fn fn, const char *name)
         }
     }
     isa_force(isa_best());
-    gemm_reset_kernels();
 }
 
 Test(stage_04, staircase_step1_blocked, .timeout = 900)
@@ -230,11 +241,10 @@ Test(task_4_3, staircase_step3_simd_no_prefetch, .timeout = 900)
 
 Test(stage_04, a_null_microkernel_is_refused)
 {
-    isa_force(isa_best());
-    gemm_reset_kernels();
-    gemm_microkernel *before = gemm_current_kernel()->run;
-    cr_assert_eq(gemm_set_microkernel(NULL), -1);
-    cr_assert(gemm_current_kernel()->run == before, "a refused kernel must change nothing");
+    struct gemm_context ctx = gemm_context_for(isa_best());
+    gemm_microkernel *before = ctx.kernel.run;
+    cr_assert_eq(gemm_context_set_microkernel(&ctx, NULL), -1);
+    cr_assert(ctx.kernel.run == before, "a refused kernel must change nothing");
 }
 
 #if defined(__x86_64__)

@@ -15,31 +15,39 @@
 #include "gemm_check.h"
 #include "mat.h"
 
-static void on_one_thread(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
-                          const float *A, int lda, const float *B, int ldb, float beta, float *C,
-                          int ldc)
+static void on_one_thread(const struct gemm_context *ctx, enum gemm_trans ta, enum gemm_trans tb,
+                          int m, int n, int k, float alpha, const float *A, int lda, const float *B,
+                          int ldb, float beta, float *C, int ldc)
 {
-    gemm_parallel_threads(1, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    gemm_parallel_threads(ctx, 1, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+static void on_all_threads(const struct gemm_context *ctx, enum gemm_trans ta, enum gemm_trans tb,
+                           int m, int n, int k, float alpha, const float *A, int lda,
+                           const float *B, int ldb, float beta, float *C, int ldc)
+{
+    gemm_parallel_threads(ctx, omp_get_max_threads(), ta, tb, m, n, k, alpha, A, lda, B, ldb, beta,
+                          C, ldc);
 }
 
 Test(task_5_1, parallel_every_shape_to_40, .timeout = 900)
 {
     omp_set_num_threads(3);
-    small_grid(gemm_parallel, "gemm_parallel");
+    small_grid(on_all_threads, "gemm_parallel");
 }
 
 Test(task_5_1, parallel_random_shapes_to_600, .timeout = 900)
 {
     omp_set_num_threads(4);
-    random_shapes(gemm_parallel, "gemm_parallel", 60, 600, 0);
-    random_shapes(gemm_parallel, "gemm_parallel", 30, 300, 1);
+    random_shapes(on_all_threads, "gemm_parallel", 60, 600, 0);
+    random_shapes(on_all_threads, "gemm_parallel", 30, 300, 1);
     random_shapes(on_one_thread, "gemm_parallel_threads(1)", 20, 600, 0);
 }
 
 Test(stage_05, front_door_every_shape_to_40, .timeout = 900)
 {
-    small_grid(gemm, "gemm");
-    random_shapes(gemm, "gemm", 40, 600, 0);
+    small_grid(gemm_ctx, "gemm");
+    random_shapes(gemm_ctx, "gemm", 40, 600, 0);
 }
 
 // Each element of C is summed by one thread in one order, so the thread
@@ -48,6 +56,7 @@ Test(task_5_1, same_bits_on_1_to_4_threads, .timeout = 600)
 {
     const int shapes[][3] = {{600, 600, 600}, {517, 263, 1000}, {1, 700, 300}, {700, 1, 300},
                              {128, 10, 256},  {2000, 32, 9},    {300, 64, 288}};
+    struct gemm_context ctx = gemm_context_default();
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
         float *A = mat_alloc(m, k), *B = mat_alloc(k, n);
@@ -58,7 +67,7 @@ Test(task_5_1, same_bits_on_1_to_4_threads, .timeout = 600)
             enum gemm_trans ta = transposes[t / 2], tb = transposes[t % 2];
             int lda = ta ? m : k, ldb = tb ? k : n;
             mat_fill_random(C1, m, n, n, 5);
-            gemm_parallel_threads(1, ta, tb, m, n, k, 0.7f, A, lda, B, ldb, 0.3f, C1, n);
+            gemm_parallel_threads(&ctx, 1, ta, tb, m, n, k, 0.7f, A, lda, B, ldb, 0.3f, C1, n);
             // gemm() may take another path (the small one) than the parallel
             // loops: it is compared with itself on one thread.
             omp_set_num_threads(1);
@@ -66,7 +75,8 @@ Test(task_5_1, same_bits_on_1_to_4_threads, .timeout = 600)
             gemm(ta, tb, m, n, k, 0.7f, A, lda, B, ldb, 0.3f, G1, n);
             for (int threads = 2; threads <= 4; threads++) {
                 mat_fill_random(Ct, m, n, n, 5);
-                gemm_parallel_threads(threads, ta, tb, m, n, k, 0.7f, A, lda, B, ldb, 0.3f, Ct, n);
+                gemm_parallel_threads(&ctx, threads, ta, tb, m, n, k, 0.7f, A, lda, B, ldb, 0.3f,
+                                      Ct, n);
                 cr_assert(memcmp(C1, Ct, sizeof(float) * (size_t)m * n) == 0,
                           "%dx%dx%d ta=%d tb=%d: %d threads differ from 1", m, n, k, ta, tb,
                           threads);
@@ -91,13 +101,8 @@ Test(task_5_1, same_bits_on_1_to_4_threads, .timeout = 600)
 Test(task_5_1, same_bits_on_1_to_4_threads_in_small_blocks, .timeout = 600)
 {
     const int shapes[][3] = {{300, 200, 250}, {517, 263, 100}, {20, 700, 80}};
-    isa_force(isa_best());
-    gemm_reset_kernels();
-    struct gemm_blocking b = gemm_current_blocking();
-    b.mc = 3 * b.mr;
-    b.kc = 37;
-    b.nc = 2 * b.nr;
-    cr_assert_eq(gemm_set_blocking(b), 0);
+    struct gemm_context ctx = gemm_context_for(isa_best());
+    use_small_blocks(&ctx);
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
         float *A = mat_alloc(m, k), *B = mat_alloc(k, n);
@@ -105,12 +110,12 @@ Test(task_5_1, same_bits_on_1_to_4_threads_in_small_blocks, .timeout = 600)
         mat_fill_random(A, m, k, k, 3);
         mat_fill_random(B, k, n, n, 4);
         mat_fill_random(C1, m, n, n, 5);
-        gemm_parallel_threads(1, GEMM_NOTRANS, GEMM_TRANS, m, n, k, 0.7f, A, k, B, k, 0.3f, C1,
-                              n);
+        gemm_parallel_threads(&ctx, 1, GEMM_NOTRANS, GEMM_TRANS, m, n, k, 0.7f, A, k, B, k, 0.3f,
+                              C1, n);
         for (int threads = 2; threads <= 4; threads++) {
             mat_fill_random(Ct, m, n, n, 5);
-            gemm_parallel_threads(threads, GEMM_NOTRANS, GEMM_TRANS, m, n, k, 0.7f, A, k, B, k,
-                                  0.3f, Ct, n);
+            gemm_parallel_threads(&ctx, threads, GEMM_NOTRANS, GEMM_TRANS, m, n, k, 0.7f, A, k, B,
+                                  k, 0.3f, Ct, n);
             cr_assert(memcmp(C1, Ct, sizeof(float) * (size_t)m * n) == 0,
                       "%dx%dx%d in small blocks: %d threads differ from 1", m, n, k, threads);
         }
@@ -119,8 +124,6 @@ Test(task_5_1, same_bits_on_1_to_4_threads_in_small_blocks, .timeout = 600)
         mat_free(C1);
         mat_free(Ct);
     }
-    isa_force(isa_best());
-    gemm_reset_kernels();
 }
 
 // A C larger than 8 MiB takes the small path's non-temporal stores (the
@@ -154,7 +157,6 @@ Test(stage_05, small_path_with_a_large_c, .timeout = 600)
         }
     }
     isa_force(isa_best());
-    gemm_reset_kernels();
     mat_free(A);
     mat_free(B);
     mat_free(C0);
@@ -164,11 +166,12 @@ Test(stage_05, small_path_with_a_large_c, .timeout = 600)
 // Every backend of the table is a full GEMM, transposes and all.
 static const struct gemm_backend *current_backend;
 
-static void through_backend(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
-                            float alpha, const float *A, int lda, const float *B, int ldb,
-                            float beta, float *C, int ldc)
+static void through_backend(const struct gemm_context *ctx, enum gemm_trans ta, enum gemm_trans tb,
+                            int m, int n, int k, float alpha, const float *A, int lda,
+                            const float *B, int ldb, float beta, float *C, int ldc)
 {
-    cr_assert_eq(current_backend->run(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc), 0);
+    cr_assert_eq(current_backend->run(ctx, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc),
+                 0);
 }
 
 Test(backends, each_is_a_full_gemm)
@@ -178,11 +181,12 @@ Test(backends, each_is_a_full_gemm)
     cr_assert(count >= 7);
     for (int i = 0; i < count; i++) {
         current_backend = &all[i];
+        struct gemm_context ctx = gemm_context_default();
         struct operands o = operands_new(140);
         for (int t = 0; t < 4; t++)
             for (int s = 0; s < 6; s++) {
                 int m = 1 + 37 * s % 131, n = 1 + 53 * s % 127, k = 1 + 29 * s % 129;
-                run_one(through_backend, &o, transposes[t / 2], transposes[t % 2], m, n, k,
+                run_one(through_backend, &ctx, &o, transposes[t / 2], transposes[t % 2], m, n, k,
                         alphas[s % 2], betas[s % 3], s % 4, 1L << 20);
             }
         operands_free(&o);
@@ -204,19 +208,19 @@ Test(backends, chosen_by_name)
 
 static int strassen_levels, strassen_threads;
 
-static void fused_form(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
-                       const float *A, int lda, const float *B, int ldb, float beta, float *C,
-                       int ldc)
+static void fused_form(const struct gemm_context *ctx, enum gemm_trans ta, enum gemm_trans tb,
+                       int m, int n, int k, float alpha, const float *A, int lda, const float *B,
+                       int ldb, float beta, float *C, int ldc)
 {
-    gemm_strassen_threads(strassen_threads, strassen_levels, ta, tb, m, n, k, alpha, A, lda, B,
+    gemm_strassen_threads(ctx, strassen_threads, strassen_levels, ta, tb, m, n, k, alpha, A, lda, B,
                           ldb, beta, C, ldc);
 }
 
-static void plain_form(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
-                       const float *A, int lda, const float *B, int ldb, float beta, float *C,
-                       int ldc)
+static void plain_form(const struct gemm_context *ctx, enum gemm_trans ta, enum gemm_trans tb,
+                       int m, int n, int k, float alpha, const float *A, int lda, const float *B,
+                       int ldb, float beta, float *C, int ldc)
 {
-    gemm_strassen_plain_threads(strassen_threads, strassen_levels, ta, tb, m, n, k, alpha, A,
+    gemm_strassen_plain_threads(ctx, strassen_threads, strassen_levels, ta, tb, m, n, k, alpha, A,
                                 lda, B, ldb, beta, C, ldc);
 }
 
@@ -228,9 +232,9 @@ static double op_at(enum gemm_trans t, const float *X, int ld, int r, int c)
 // Runs fn once and checks C against the double-precision reference and
 // Strassen's bound: every element when m·n ≤ 4000, else 4000 of them at
 // random and the four corners. Returns the worst |error| / bound.
-static double strassen_one(gemm_fn *fn, const char *name, struct operands *o,
-                           enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
-                           float alpha, float beta, int pad)
+static double strassen_one(gemm_fn *fn, const struct gemm_context *ctx, const char *name,
+                           struct operands *o, enum gemm_trans ta, enum gemm_trans tb, int m, int n,
+                           int k, float alpha, float beta, int pad)
 {
     const float *A = o->A, *B = o->B, *C0 = o->C0;
     float *C = o->C;
@@ -238,7 +242,7 @@ static double strassen_one(gemm_fn *fn, const char *name, struct operands *o,
     for (int i = 0; i < m; i++)
         for (int j = 0; j < ldc; j++)
             C[(size_t)i * ldc + j] = j >= n ? 12345.0f : beta == 0.0f ? NAN : C0[(size_t)i * ldc + j];
-    fn(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    fn(ctx, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     double max_a = 0.0, max_b = 0.0;
     for (int i = 0; i < m; i++)
         for (int p = 0; p < k; p++)
@@ -264,7 +268,8 @@ static double strassen_one(gemm_fn *fn, const char *name, struct operands *o,
         double c0 = C0[(size_t)i * ldc + j];
         want = alpha * want + beta * c0;
         double got = C[(size_t)i * ldc + j];
-        double bound = gemm_strassen_error_bound(strassen_levels, k, ab, fabs(beta * c0));
+        double bound = gemm_strassen_error_bound(strassen_levels, k, ctx->kernel.blocking.kc, ab,
+                                                 fabs(beta * c0));
         double r = fabs(got - want) / bound;
         cr_assert(r <= 1.0,
                   "%s, %d level(s), %d thread(s), ta=%d tb=%d %dx%dx%d alpha=%g beta=%g pad=%d: "
@@ -290,8 +295,9 @@ static void strassen_grid(gemm_fn *fn, const char *name)
 {
     struct operands o = operands_new(48);
     for (size_t s = 0; s < sizeof isas / sizeof isas[0]; s++) {
-        if (isa_force(isas[s]) != 0)
+        if (!isa_supported(isas[s]))
             continue;
+        struct gemm_context ctx = gemm_context_for(isas[s]);
         double worst = 0.0;
         long calls = 0;
         for (int levels = 1; levels <= 2; levels++) {
@@ -304,9 +310,9 @@ static void strassen_grid(gemm_fn *fn, const char *name)
                         // turn, so that each meets every edge many times.
                         int combo = (a * 7 + b * 5 + c * 3 + levels) % 24;
                         int t = combo / 6, al = combo / 3 % 2, be = combo % 3;
-                        double r = strassen_one(fn, name, &o, transposes[t / 2],
-                                                transposes[t % 2], m, n, k, alphas[al],
-                                                betas[be], (a + b + c) % 8);
+                        double r =
+                            strassen_one(fn, &ctx, name, &o, transposes[t / 2], transposes[t % 2],
+                                         m, n, k, alphas[al], betas[be], (a + b + c) % 8);
                         worst = fmax(worst, r);
                         calls++;
                     }
@@ -314,7 +320,6 @@ static void strassen_grid(gemm_fn *fn, const char *name)
         cr_log_info("%s on %s: %ld calls, worst error %.3f of Strassen's bound", name,
                     isa_name(isas[s]), calls, worst);
     }
-    isa_force(isa_best());
     operands_free(&o);
 }
 
@@ -337,22 +342,21 @@ Test(task_5_2, strassen_random_shapes_to_600, .timeout = 900)
 {
     struct operands o = operands_new(608);
     unsigned seed = 17;
-    isa_force(isa_best());
+    struct gemm_context ctx = gemm_context_for(isa_best());
     for (int small = 0; small < 2; small++) {
         if (small)
-            use_small_blocks();
+            use_small_blocks(&ctx);
         for (int i = 0; i < 16; i++) {
             int m = 1 + rand_r(&seed) % 600, n = 1 + rand_r(&seed) % 600;
             int k = 1 + rand_r(&seed) % 600, t = rand_r(&seed) % 4;
             strassen_levels = 1 + i % 2;
             strassen_threads = i % 4 < 2 ? 1 : 3;
             gemm_fn *fn = i % 8 < 4 ? fused_form : plain_form;
-            strassen_one(fn, i % 8 < 4 ? "fused" : "plain", &o, transposes[t / 2],
+            strassen_one(fn, &ctx, i % 8 < 4 ? "fused" : "plain", &o, transposes[t / 2],
                          transposes[t % 2], m, n, k, alphas[i % 2], betas[i % 3],
                          rand_r(&seed) % 8);
         }
     }
-    gemm_reset_kernels();
     operands_free(&o);
 }
 
@@ -362,6 +366,7 @@ Test(task_5_2, strassen_random_shapes_to_600, .timeout = 900)
 Test(task_5_2, strassen_same_bits_on_1_to_4_threads, .timeout = 600)
 {
     const int shapes[][3] = {{600, 600, 600}, {517, 263, 301}, {300, 64, 288}, {129, 700, 65}};
+    struct gemm_context ctx = gemm_context_default();
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
         float *A = mat_alloc(m, k), *B = mat_alloc(k, n);
@@ -376,11 +381,11 @@ Test(task_5_2, strassen_same_bits_on_1_to_4_threads, .timeout = 600)
                 strassen_levels = levels;
                 strassen_threads = 1;
                 mat_fill_random(C1, m, n, n, 5);
-                fn(ta, tb, m, n, k, 0.7f, A, lda, B, ldb, 0.3f, C1, n);
+                fn(&ctx, ta, tb, m, n, k, 0.7f, A, lda, B, ldb, 0.3f, C1, n);
                 for (int threads = 2; threads <= 4; threads++) {
                     strassen_threads = threads;
                     mat_fill_random(Ct, m, n, n, 5);
-                    fn(ta, tb, m, n, k, 0.7f, A, lda, B, ldb, 0.3f, Ct, n);
+                    fn(&ctx, ta, tb, m, n, k, 0.7f, A, lda, B, ldb, 0.3f, Ct, n);
                     cr_assert(memcmp(C1, Ct, sizeof(float) * (size_t)m * n) == 0,
                               "%s form, %d level(s), %dx%dx%d: %d threads differ from 1",
                               form == 0 ? "fused" : "plain", levels, m, n, k, threads);
@@ -410,11 +415,11 @@ Test(stage_05, strassen_error_is_normwise, .timeout = 600)
             B[j * N + i] *= col;
         }
     }
-    isa_force(isa_best());
+    struct gemm_context ctx = gemm_context_for(isa_best());
     strassen_threads = 2;
     for (int levels = 1; levels <= 2; levels++) {
         strassen_levels = levels;
-        strassen_one(fused_form, "fused, mixed magnitudes", &o, GEMM_NOTRANS, GEMM_NOTRANS, N,
+        strassen_one(fused_form, &ctx, "fused, mixed magnitudes", &o, GEMM_NOTRANS, GEMM_NOTRANS, N,
                      N, N, 1.0f, 0.0f, 0);
         struct mat_problem p = mat_product(N, N, N, A, N, B, N);
         cr_log_info("mixed magnitudes, %d level(s): worst error %.3g × gemm()'s elementwise "
@@ -435,24 +440,29 @@ Test(task_5_2, gemm_follows_the_strassen_rule, .timeout = 300)
     mat_fill_random(B, K, N, N, 62);
     isa_force(isa_best());
     omp_set_num_threads(2);
-    gemm_strassen_threads(2, 1, GEMM_NOTRANS, GEMM_NOTRANS, M, N, K, 1.0f, A, K, B, N, 0.0f, S,
-                          N);
+    struct gemm_context ctx = gemm_context_default();
+    gemm_strassen_threads(&ctx, 2, 1, GEMM_NOTRANS, GEMM_NOTRANS, M, N, K, 1.0f, A, K, B, N, 0.0f,
+                          S, N);
     gemm_packed(GEMM_NOTRANS, GEMM_NOTRANS, M, N, K, 1.0f, A, K, B, N, 0.0f, P, N);
     cr_assert(memcmp(S, P, sizeof(float) * M * N) != 0, "Strassen and the five loops agree to "
                                                         "the bit: this test cannot tell them apart");
     struct gemm_strassen_rule yes = {64, 1, 0}, slow = {0, 1, 0}, inexact = {64, 0, 0};
     struct gemm_strassen_rule rules[] = {yes, slow, inexact};
     for (int r = 0; r < 3; r++) {
-        gemm_strassen_set_rule(rules[r]);
-        gemm(GEMM_NOTRANS, GEMM_NOTRANS, M, N, K, 1.0f, A, K, B, N, 0.0f, G, N);
+        ctx.strassen = rules[r];
+        gemm_ctx(&ctx, GEMM_NOTRANS, GEMM_NOTRANS, M, N, K, 1.0f, A, K, B, N, 0.0f, G, N);
         cr_assert(memcmp(G, r == 0 ? S : P, sizeof(float) * M * N) == 0,
                   "rule %d: gemm() did not take the %s", r, r == 0 ? "Strassen path" : "five loops");
     }
     // Below the rule's size (k = 60 < 64): the five loops.
-    gemm_strassen_set_rule(yes);
-    gemm(GEMM_NOTRANS, GEMM_NOTRANS, M, N, 60, 1.0f, A, K, B, N, 0.0f, G, N);
+    ctx.strassen = yes;
+    gemm_ctx(&ctx, GEMM_NOTRANS, GEMM_NOTRANS, M, N, 60, 1.0f, A, K, B, N, 0.0f, G, N);
     gemm_packed(GEMM_NOTRANS, GEMM_NOTRANS, M, N, 60, 1.0f, A, K, B, N, 0.0f, P, N);
     cr_assert(memcmp(G, P, sizeof(float) * M * N) == 0, "gemm() took Strassen below the rule");
+    // The default context takes the rule a program sets at its start.
+    gemm_strassen_set_rule(yes);
+    gemm(GEMM_NOTRANS, GEMM_NOTRANS, M, N, K, 1.0f, A, K, B, N, 0.0f, G, N);
+    cr_assert(memcmp(G, S, sizeof(float) * M * N) == 0, "gemm() did not follow the default rule");
     struct gemm_strassen_rule never = {0, 0, 0};
     gemm_strassen_set_rule(never);
     mat_free(A);
@@ -473,9 +483,12 @@ Test(stage_05, strassen_rule_file)
     struct gemm_strassen_rule r = {0, 0, 0};
     cr_assert_eq(gemm_strassen_read_rule(path, &r), 0);
     cr_assert(r.faster_from == 2048 && r.within_bound == 1 && r.two_levels_from == 8192);
-    gemm_strassen_set_rule(r);
-    cr_assert(gemm_strassen_pays(4096, 2048, 3000) && !gemm_strassen_pays(4096, 2047, 3000));
-    cr_assert(gemm_strassen_levels(8192, 8192, 8192) == 2 && gemm_strassen_levels(8191, 9000, 9000) == 1);
+    cr_assert(gemm_strassen_pays(&r, 4096, 2048, 3000) &&
+              !gemm_strassen_pays(&r, 4096, 2047, 3000));
+    cr_assert(gemm_strassen_levels(&r, 8192, 8192, 8192) == 2 &&
+              gemm_strassen_levels(&r, 8191, 9000, 9000) == 1);
+    cr_assert_eq(gemm_strassen_use_file(path), 0);
+    cr_assert(gemm_context_default().strassen.faster_from == 2048, "the file made the default");
     const char *bad[] = {"faster_from\n", "faster_from 12 13\n", "within_bound 2\n",
                          "fastest_from 12\n", "faster_from -5\n"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

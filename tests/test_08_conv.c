@@ -147,9 +147,11 @@ static float *copy_of(const float *v, long n)
 // Runs op_conv2d (or op_conv2d_relu; with relu_after, op_conv2d then
 // op_relu; with POOLED, op_conv2d_relu_maxpool2, and with POOL_AFTER
 // op_conv2d_relu then op_maxpool2) on the given path, then the backward of
-// L = Σ dy ⊙ y. The tape uses the GEMM backend `backend` (NULL: auto).
+// L = Σ dy ⊙ y. The tape uses the GEMM backend `backend` (NULL: auto), in
+// the GEMM context `kernels` (NULL: the default one).
 enum conv_op { PLAIN, FUSED, RELU_AFTER, POOLED, POOL_AFTER };
 static const struct gemm_backend *backend;
+static const struct gemm_context *kernels;
 
 static struct conv_result run_conv(const struct conv_case *k, enum conv_path path,
                                    enum conv_op how, const float *xf, const float *wf,
@@ -166,6 +168,8 @@ static struct conv_result run_conv(const struct conv_case *k, enum conv_path pat
     struct tape_config c = tape_config_default();
     c.gemm = backend;
     c.conv = path;
+    if (kernels)
+        c.kernels = *kernels;
     struct tape *t = tape_new(&c);
     struct tensor *y = how == POOLED ? op_conv2d_relu_maxpool2(t, x, w, b, k->stride, k->pad)
                        : how == FUSED || how == POOL_AFTER
@@ -452,9 +456,9 @@ Test(task_8_2, conv_backward_finite_differences_auto_path, .timeout = 300)
 // thread, and passes the call on to auto.
 static _Atomic long dw_madds, dcol_madds, other_madds;
 
-static int counting_gemm(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
-                         float alpha, const float *A, int lda, const float *B, int ldb,
-                         float beta, float *C, int ldc)
+static int counting_gemm(const struct gemm_context *ctx, enum gemm_trans ta, enum gemm_trans tb,
+                         int m, int n, int k, float alpha, const float *A, int lda, const float *B,
+                         int ldb, float beta, float *C, int ldc)
 {
     long madds = (long)m * n * k;
     if (ta == GEMM_NOTRANS && tb == GEMM_TRANS)
@@ -463,7 +467,7 @@ static int counting_gemm(enum gemm_trans ta, enum gemm_trans tb, int m, int n, i
         dcol_madds += madds;
     else
         other_madds += madds;
-    return gemm_backend_find("auto")->run(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C,
+    return gemm_backend_find("auto")->run(ctx, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C,
                                           ldc);
 }
 
@@ -1450,7 +1454,7 @@ Test(conv, implicit_dw_same_bits_as_im2col_gemm, .timeout = 120)
             continue;
         for (size_t s = 0; s < sizeof cases / sizeof cases[0]; s++) {
             const struct conv_case *k = &cases[s];
-            struct conv_geom g = {k->c, k->h, k->w, k->kh, k->kw, k->stride, k->pad, 0, 0};
+            struct conv_geom g = {k->c, k->h, k->w, k->kh, k->kw, k->stride, k->pad, 0, 0, NULL};
             g.oh = (k->h + 2 * k->pad - k->kh) / k->stride + 1;
             g.ow = (k->w + 2 * k->pad - k->kw) / k->stride + 1;
             long xs = (long)k->c * k->h * k->w, P = (long)g.oh * g.ow, ld = k->n * P;
@@ -1498,7 +1502,7 @@ static void col2im_kernel_against_col2im(col2im_kernel *kernel, const char *name
     enum { GUARD = 16 };
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         const int *k = shapes[s];
-        struct conv_geom g = {k[0], k[1], k[2], k[3], k[4], 1, k[5], 0, 0};
+        struct conv_geom g = {k[0], k[1], k[2], k[3], k[4], 1, k[5], 0, 0, NULL};
         g.oh = g.h + 2 * g.pad - g.kh + 1;
         g.ow = g.w + 2 * g.pad - g.kw + 1;
         long P = (long)g.oh * g.ow, ldcol = P + 3, K = (long)g.c * g.kh * g.kw;
@@ -1560,15 +1564,16 @@ Test(conv, implicit_dx_same_bits_as_gemm_then_col2im, .timeout = 120)
         if (isa_force(isas[i]) != 0)
             continue;
         for (int small_kc = 0; small_kc < 2; small_kc++) {
-            gemm_reset_kernels();
+            struct gemm_context ctx = gemm_context_for(isas[i]);
             if (small_kc) {
-                struct gemm_blocking bl = gemm_current_blocking();
+                struct gemm_blocking bl = ctx.kernel.blocking;
                 bl.kc = 16;
-                cr_assert_eq(gemm_set_blocking(bl), 0);
+                cr_assert_eq(gemm_context_set_blocking(&ctx, bl), 0);
             }
             for (size_t s = 0; s < sizeof cases / sizeof cases[0]; s++) {
                 const struct conv_case *k = &cases[s];
-                struct conv_geom g = {k->c, k->h, k->w, k->kh, k->kw, k->stride, k->pad, 0, 0};
+                struct conv_geom g = {k->c,      k->h,   k->w, k->kh, k->kw,
+                                      k->stride, k->pad, 0,    0,     &ctx};
                 g.oh = out_h(k);
                 g.ow = out_w(k);
                 long xs = (long)k->c * k->h * k->w, P = (long)g.oh * g.ow, ld = k->n * P;
@@ -1579,8 +1584,8 @@ Test(conv, implicit_dx_same_bits_as_gemm_then_col2im, .timeout = 120)
                 float *dcol = malloc(sizeof(float) * K * ld);
                 float *mine = malloc(sizeof(float) * scratch);
                 memcpy(got, want, sizeof(float) * k->n * xs);
-                gemm_packed(GEMM_TRANS, GEMM_NOTRANS, (int)K, (int)ld, k->oc, 1.0f, w, (int)K, dy,
-                            (int)ld, 0.0f, dcol, (int)ld);
+                gemm_packed_ctx(&ctx, GEMM_TRANS, GEMM_NOTRANS, (int)K, (int)ld, k->oc, 1.0f, w,
+                                (int)K, dy, (int)ld, 0.0f, dcol, (int)ld);
                 for (int j = 0; j < k->n; j++)
                     col2im(dcol + j * P, ld, k->c, k->h, k->w, k->kh, k->kw, k->stride, k->pad,
                            want + j * xs);
@@ -1611,7 +1616,6 @@ Test(conv, implicit_dx_same_bits_as_gemm_then_col2im, .timeout = 120)
             }
         }
     }
-    gemm_reset_kernels();
     isa_force(isa_best());
 }
 
@@ -1667,9 +1671,11 @@ Test(conv, implicit_pooling_waits_for_the_last_pass_over_k, .timeout = 120)
         if (isa_force(isas[i]) != 0)
             continue;
         for (size_t c = 0; c < sizeof kcs / sizeof kcs[0]; c++) {
-            struct gemm_blocking bl = gemm_current_blocking();
+            struct gemm_context ctx = gemm_context_for(isas[i]);
+            struct gemm_blocking bl = ctx.kernel.blocking;
             bl.kc = kcs[c];
-            cr_assert_eq(gemm_set_blocking(bl), 0);
+            cr_assert_eq(gemm_context_set_blocking(&ctx, bl), 0);
+            kernels = &ctx;
             backend = gemm_backend_find("packed");  // the implicit GEMM's loops, kc and all
             struct conv_result want = run_conv(&k, CONV_IM2COL, POOLED, xf, wf, bf, dyf);
             backend = NULL;
@@ -1680,7 +1686,7 @@ Test(conv, implicit_pooling_waits_for_the_last_pass_over_k, .timeout = 120)
             expect_same_bits(what, want.y, got.y, pooled_size(&k));
             result_free(&want);
             result_free(&got);
-            gemm_reset_kernels();
+            kernels = NULL;
         }
     }
     free(xf);
@@ -2677,7 +2683,7 @@ Test(nn_cnn, forward_shapes_gradients_and_a_bad_width)
 }
 
 // The network with neither convolution fused with its pooling, with conv1's
-// only, and with both (nn_cnn_set_fused): the same logits and the same
+// only, and with both (the tape config's fused_pools): the same logits and the same
 // gradients, bit for bit, on every conv path.
 Test(nn_cnn, fused_and_unfused_poolings_give_the_same_bits)
 {
@@ -2691,9 +2697,9 @@ Test(nn_cnn, fused_and_unfused_poolings_give_the_same_bits)
         for (int fused = 0; fused < 3; fused++) {
             struct nn_model m;
             cr_assert_eq(nn_cnn_init(&m, 5, err, sizeof err), 0, "%s", err);
-            cr_assert_eq(nn_cnn_set_fused(&m, fused), 0);
             struct tape_config config = tape_config_default();
             config.conv = paths[p];
+            config.fused_pools = fused;
             struct tape *t = tape_new(&config);
             struct tensor *x = tensor_new(t, 2, (int[]){N, 784});
             mat_fill_random(x->data, N, 784, 784, 11);
@@ -2726,11 +2732,9 @@ Test(nn_cnn, fused_and_unfused_poolings_give_the_same_bits)
             for (int i = 0; i < 8; i++)
                 free(grads[fused][i]);
     }
-    struct nn_model m;
-    cr_assert_eq(nn_cnn_init(&m, 5, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(nn_cnn_set_fused(&m, 3), -1, "only 0, 1 or 2 convolutions");
-    cr_assert_eq(nn_cnn_set_fused(&m, -1), -1);
-    nn_model_free(&m);
+    struct tape_config config = tape_config_default();
+    config.fused_pools = -2;
+    cr_assert_null(tape_new(&config), "a negative count of fused convolutions but -1");
 }
 
 // A CNN, Adam and a trainer over the committed sample.
@@ -3040,4 +3044,134 @@ Test(train_cli, run_cnn_writes_conv1s_filters_and_maps, .timeout = 300)
     expect_refusal(dir, "run_cnn", "--data own --epochs 1 --maps m.csv --image 32",
                    "error: --image 32: own's test set has 32 images (0..31)");
     remove_tree(dir);
+}
+
+// ---------------------------------------------------------------------------
+// One context carries every choice: a step on a tape whose context says
+// scalar runs no vector kernel of any family (the GEMM's micro-kernels, the
+// optimizer, the elementwise loops, the pooling, every convolution path),
+// though the program's own ISA (isa_active) is the widest this CPU has. The
+// families count the kernels they hand out by ISA (isa_count_use), and the
+// step gives the bits of the same step with the program forced to scalar.
+
+// One step of model m (batch 4 of the sample, Adam) on a tape of the given
+// config, the optimizer on isa; the parameters after it into params.
+static void step_on(struct nn_model *m, const struct tape_config *config, enum isa isa,
+                    const struct dataset *ds, float *params)
+{
+    enum { B = 4 };
+    float x[B * 28 * 28];
+    int y[B];
+    dataset_batch(&ds->train, NULL, 0, B, x, y);
+    struct optim_config oc = optim_defaults(OPTIM_ADAM, 1e-3f, 0.0f);
+    oc.isa = isa;
+    struct optim *o = optim_new(&oc, m->params, m->nparams);
+    struct tape *t = tape_new(config);
+    cr_assert(o && t);
+    float loss;
+    cr_assert_eq(train_step(t, m, o, x, y, B, &loss), 0, "%s", tape_error(t));
+    for (int i = 0, at = 0; i < m->nparams; at += (int)m->params[i]->size, i++)
+        memcpy(params + at, m->params[i]->data, sizeof(float) * (size_t)m->params[i]->size);
+    tape_free(t);
+    optim_free(o);
+}
+
+static void expect_scalar_only(const char *what)
+{
+    cr_assert_gt(isa_uses(ISA_SCALAR), 0, "%s: no kernel counted at all", what);
+    for (int i = 0; i < ISA_COUNT; i++)
+        if (i != ISA_SCALAR)
+            cr_assert_eq(isa_uses((enum isa)i), 0, "%s: %ld %s kernels ran on a scalar tape", what,
+                         isa_uses((enum isa)i), isa_name((enum isa)i));
+}
+
+// The step of a fresh model (init: the CNN, or the MLP 784-32-10) on a
+// scalar context, with the program's ISA the widest: only scalar kernels
+// count, and the parameters are those of the same step with the program
+// forced to scalar and its default context.
+static void scalar_step(const char *what, int cnn, const struct tape_config *base,
+                        const struct dataset *ds)
+{
+    char err[256];
+    struct nn_model m[2];
+    float *params[2];
+    for (int r = 0; r < 2; r++) {
+        memset(&m[r], 0, sizeof m[r]);
+        int ok = cnn ? nn_cnn_init(&m[r], 5, err, sizeof err)
+                     : nn_mlp_init(&m[r], 3, (int[]){784, 32, 10}, 5, err, sizeof err);
+        cr_assert_eq(ok, 0, "%s", err);
+        params[r] = malloc(sizeof(float) * (size_t)nn_param_count(&m[r]));
+        cr_assert_not_null(params[r]);
+    }
+    // The program on its widest ISA, the tape's context on scalar.
+    isa_force(isa_best());
+    struct tape_config config = *base;
+    tape_config_set_isa(&config, ISA_SCALAR);
+    isa_uses_clear();
+    step_on(&m[0], &config, ISA_SCALAR, ds, params[0]);
+    expect_scalar_only(what);
+    // The program forced to scalar, its default context.
+    isa_force(ISA_SCALAR);
+    struct tape_config plain = tape_config_default();
+    plain.gemm = base->gemm;
+    plain.conv = base->conv;
+    plain.fused_pools = base->fused_pools;
+    step_on(&m[1], &plain, ISA_SCALAR, ds, params[1]);
+    isa_force(isa_best());
+    long n = nn_param_count(&m[0]);
+    cr_assert(memcmp(params[0], params[1], sizeof(float) * (size_t)n) == 0,
+              "%s: a scalar tape's step differs from the scalar program's", what);
+    for (int r = 0; r < 2; r++) {
+        nn_model_free(&m[r]);
+        free(params[r]);
+    }
+}
+
+Test(isa, a_scalar_context_runs_no_vector_kernel, .timeout = 300)
+{
+    char err[4096];
+    struct dataset ds;
+    cr_assert_eq(dataset_load("sample", NULL, &ds, err, sizeof err), 0, "%s", err);
+    // The CNN: every convolution path, its pooling fused into the
+    // convolutions and not.
+    static const enum conv_path paths[] = {CONV_AUTO,   CONV_IM2COL,   CONV_1X1,
+                                           CONV_DIRECT, CONV_IMPLICIT, CONV_WINOGRAD};
+    for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++)
+        for (int fused = 0; fused <= NN_CNN_FUSED; fused += NN_CNN_FUSED) {
+            struct tape_config c = tape_config_default();
+            c.conv = paths[p];
+            c.fused_pools = fused;
+            char what[96];
+            snprintf(what, sizeof what, "the CNN on %s, %s pooling", conv_path_name(paths[p]),
+                     fused ? "fused" : "separate");
+            scalar_step(what, 1, &c, &ds);
+        }
+    // The MLP on each GEMM backend of ours (OpenBLAS, the peer, runs its own
+    // vector code whatever it is told).
+    int count;
+    const struct gemm_backend *all = gemm_backend_all(&count);
+    for (int i = 0; i < count; i++) {
+        if (strcmp(all[i].name, "openblas") == 0)
+            continue;
+        struct tape_config c = tape_config_default();
+        c.gemm = &all[i];
+        char what[96];
+        snprintf(what, sizeof what, "the MLP on the %s GEMM", all[i].name);
+        scalar_step(what, 0, &c, &ds);
+    }
+    // The counters do see vector kernels: the same CNN step on the default
+    // context of a CPU that has a vector ISA.
+    if (isa_best() != ISA_SCALAR) {
+        struct nn_model m = {0};
+        cr_assert_eq(nn_cnn_init(&m, 5, err, sizeof err), 0, "%s", err);
+        float *params = malloc(sizeof(float) * (size_t)nn_param_count(&m));
+        struct tape_config c = tape_config_default();
+        isa_uses_clear();
+        step_on(&m, &c, c.isa, &ds, params);
+        cr_assert_gt(isa_uses(isa_best()), 0, "no %s kernel counted on a %s tape",
+                     isa_name(isa_best()), isa_name(isa_best()));
+        nn_model_free(&m);
+        free(params);
+    }
+    dataset_free(&ds);
 }

@@ -67,14 +67,26 @@ struct flag tape_memories_flag(struct flag_list *modes)
 
 struct tape_config tape_config_default(void)
 {
-    return (struct tape_config){
-        .gemm = NULL, .conv = CONV_AUTO, .isa = isa_active(), .memory = MEMORY_PLANNED};
+    struct gemm_context kernels = gemm_context_default();
+    return (struct tape_config){.gemm = NULL,
+                                .kernels = kernels,
+                                .conv = CONV_AUTO,
+                                .isa = kernels.kernel.isa,
+                                .memory = MEMORY_PLANNED,
+                                .fused_pools = -1};
+}
+
+void tape_config_set_isa(struct tape_config *c, enum isa isa)
+{
+    c->kernels.kernel = gemm_context_for(isa).kernel;
+    c->isa = isa;
 }
 
 struct tape *tape_new(const struct tape_config *config)
 {
     struct tape_config c = config ? *config : tape_config_default();
-    if (!isa_supported(c.isa) || (c.memory != MEMORY_ARENA && c.memory != MEMORY_PLANNED))
+    if (!isa_supported(c.isa) || !isa_supported(c.kernels.kernel.isa) || !c.kernels.kernel.run ||
+        (c.memory != MEMORY_ARENA && c.memory != MEMORY_PLANNED) || c.fused_pools < -1)
         return NULL;
     if (!c.gemm)
         c.gemm = gemm_backend_find("auto");
@@ -428,7 +440,7 @@ int tape_gemm(struct tape *t, const char *op, enum gemm_trans ta, enum gemm_tran
               float *C, int ldc)
 {
     const struct gemm_backend *be = t->config.gemm;
-    if (be->run(ta, tb, m, n, k, 1.0f, A, lda, B, ldb, beta, C, ldc) != 0) {
+    if (be->run(&t->config.kernels, ta, tb, m, n, k, 1.0f, A, lda, B, ldb, beta, C, ldc) != 0) {
         tape_fail(t, "%s: the %s GEMM backend ran out of memory", op, be->name);
         return -1;
     }

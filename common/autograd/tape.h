@@ -60,10 +60,19 @@ enum memory_mode { MEMORY_ARENA, MEMORY_PLANNED };
 // test compares two ways side by side without setting anything back.
 struct tape_config {
     const struct gemm_backend *gemm;  // every matmul; NULL: auto, gemm()
+    struct gemm_context kernels;      // the GEMM's micro-kernel, its blocking
+                                      // and Strassen rule, for every backend
+                                      // and convolution path built on them
     enum conv_path conv;              // every convolution; CONV_AUTO: by shape
     enum isa isa;                     // the ops' own loops: elementwise, pooling,
-                                      // the direct convolution
+                                      // the direct and Winograd convolutions,
+                                      // and the optimizer that follows the tape
     enum memory_mode memory;          // where the step's tensors live
+    int fused_pools;                  // how many of a network's first
+                                      // convolutions run with their ReLU and
+                                      // 2×2 max pooling as one op
+                                      // (op_conv2d_relu_maxpool2); -1: as
+                                      // many as the model's default
     int accumulate;                   // 1: every gradient zeroed first and each
                                       // contribution added, the first too (the
                                       // old way, for a benchmark); 0: the first
@@ -83,12 +92,17 @@ const char *tape_memory_name(enum memory_mode m);
 struct flag tape_memory_flag(int *mode);
 struct flag tape_memories_flag(struct flag_list *modes);
 
-// gemm() for every matmul, convolutions by shape, the ISA every kernel
-// family follows (isa_active(), which --isa forces), and planned memory.
-// The GEMM's micro-kernel always runs on isa_active(), so a tape's isa
-// differs from it only when a program asks (stage 06's bench: the scalar
-// loops beside the vector GEMM).
+// gemm() for every matmul in the default GEMM context
+// (gemm_context_default: the program's ISA, which --isa forces, and its
+// Strassen rule), convolutions by shape, the same ISA for the ops' loops,
+// and planned memory. The default context of the training chapters: the
+// one place a tape learns the program's ISA.
 struct tape_config tape_config_default(void);
+// Makes every kernel family of c run isa (one this CPU and build run): the
+// GEMM's micro-kernel, with its blocking, and the ops' loops. A program
+// that wants the loops on one ISA and the GEMM on another (stage 06's
+// bench) sets c->isa afterwards.
+void tape_config_set_isa(struct tape_config *c, enum isa isa);
 
 // A tape for one model: its arena (all per-step memory), the nodes of the
 // current step, its config (NULL: the default) and the first error of the

@@ -70,6 +70,7 @@ static const struct vec_kernels by_isa[ISA_COUNT] = {
 
 const struct vec_kernels *vec_kernels(enum isa isa)
 {
+    isa_count_use(isa);
     return &by_isa[isa];
 }
 // end listing

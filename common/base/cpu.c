@@ -1,4 +1,5 @@
 #define _GNU_SOURCE
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,24 @@ int isa_force(enum isa isa)
     return 0;
 }
 // end listing
+
+static _Atomic long uses[ISA_COUNT];
+
+void isa_count_use(enum isa isa)
+{
+    atomic_fetch_add_explicit(&uses[isa], 1, memory_order_relaxed);
+}
+
+long isa_uses(enum isa isa)
+{
+    return atomic_load_explicit(&uses[isa], memory_order_relaxed);
+}
+
+void isa_uses_clear(void)
+{
+    for (int i = 0; i < ISA_COUNT; i++)
+        atomic_store_explicit(&uses[i], 0, memory_order_relaxed);
+}
 
 void isa_unsupported_message(enum isa isa, char *buf, int size)
 {

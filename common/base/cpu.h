@@ -13,15 +13,24 @@ int isa_supported(enum isa isa);
 // The widest supported one: what "the machine's peak" is measured with.
 enum isa isa_best(void);
 
-// The one switch every kernel family follows. Each family (the GEMM's
-// micro-kernels, the elementwise loops, the optimizers, the direct
-// convolution, the pooling row) keeps a table of its kernels indexed by
-// enum isa and picks the entry of isa_active(), or of the ISA a tape was
-// made with (tape.h). Unless isa_force chose, it is the widest this CPU runs.
+// The program's ISA: the widest this CPU runs, unless isa_force (the --isa
+// flag) chose another. Each kernel family (the GEMM's micro-kernels, the
+// elementwise loops, the optimizers, the convolutions, the pooling) keeps a
+// table of its kernels indexed by enum isa and picks the entry of the
+// context it is handed; the default context takes this one
+// (gemm_context_default in gemm_parts.h, whose ISA tape_config_default
+// gives the ops' loops too).
 enum isa isa_active(void);
-// Makes isa the active one for every family. Returns 0, or -1 (and changes
-// nothing) when this CPU or build cannot run it.
+// Makes isa the program's. Returns 0, or -1 (and changes nothing) when this
+// CPU or build cannot run it.
 int isa_force(enum isa isa);
+
+// Every kernel family counts, by ISA, each time it hands out a kernel from
+// its table or runs a GEMM on its context's micro-kernel, so that a test
+// can see which instruction sets a training step ran on.
+void isa_count_use(enum isa isa);
+long isa_uses(enum isa isa);
+void isa_uses_clear(void);
 // "error: this CPU (AMD EPYC) cannot run avx512 code; it runs scalar, avx2"
 // into buf: the one message every program gives for an ISA it lacks.
 void isa_unsupported_message(enum isa isa, char *buf, int size);

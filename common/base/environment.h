@@ -14,6 +14,8 @@ struct environment {
     const char *cc;                 // CC: the compiler of chapter 9's generated kernels
     const char *lazy_cache;         // LAZY_CACHE: their cache (else build/lazy-cache)
     const char *term;               // TERM: "dumb" is a terminal that draws no progress bar
+    const char *strassen_rule;      // GEMM_STRASSEN_RULE: where gemm() may use Strassen's
+                                    // algorithm (the file `make stage-05 strassen` wrote)
 };
 
 #endif

@@ -21,6 +21,7 @@ struct environment env_read(void)
         .cc = given("CC"),
         .lazy_cache = given("LAZY_CACHE"),
         .term = given("TERM"),
+        .strassen_rule = given("GEMM_STRASSEN_RULE"),
     };
     peak_cache_use(env.peak_cache);
     return env;

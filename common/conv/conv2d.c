@@ -65,10 +65,11 @@
 enum { DW_KERNEL_K = 32 };
 
 // What the backward needs besides the node's tensors, saved on the tape and
-// pointed to by node->ints: stride, pad and whether the pooling is fused;
-// from byte KEPT_AT on, the pooling's codes (one byte per pooled element)
-// or, with ReLU fused alone, the ReLU's mask (relu_mask).
-enum { SAVED_STRIDE, SAVED_PAD, SAVED_POOL, SAVED_COUNT };
+// pointed to by node->ints: stride, pad, whether the pooling is fused, and
+// the path the forward chose (the backward takes the same, chosen once per
+// layer and step); from byte KEPT_AT on, the pooling's codes (one byte per
+// pooled element) or, with ReLU fused alone, the ReLU's mask (relu_mask).
+enum { SAVED_STRIDE, SAVED_PAD, SAVED_POOL, SAVED_PATH, SAVED_COUNT };
 enum { KEPT_AT = 64 };
 
 // The sizes of one convolution, from its tensors.
@@ -79,9 +80,10 @@ struct conv_dims {
 };
 
 // The sizes conv_implicit.h takes.
-static struct conv_geom geom_of(const struct conv_dims *d)
+static struct conv_geom geom_of(const struct conv_dims *d, const struct gemm_context *gemm)
 {
-    return (struct conv_geom){d->c, d->h, d->w, d->kh, d->kw, d->stride, d->pad, d->oh, d->ow};
+    struct conv_geom g = {d->c, d->h, d->w, d->kh, d->kw, d->stride, d->pad, d->oh, d->ow, gemm};
+    return g;
 }
 
 static struct conv_dims dims_of(const struct tensor *x, const struct tensor *w, int stride,
@@ -230,16 +232,16 @@ static void images_out(void *ctx, long upto)
 // hands each image to image_out as soon as its columns of Y are done
 // (images_out), while they are still in cache.
 // Returns 0, or -1 when the GEMM backend ran out of memory.
-static int forward_run(const struct conv_dims *d, const struct gemm_backend *be, const float *x,
-                       const float *w, const float *bias, const struct conv_out *o, int g,
-                       float *col, float *out)
+static int forward_run(const struct conv_dims *d, const struct gemm_context *ctx,
+                       const struct gemm_backend *be, const float *x, const float *w,
+                       const float *bias, const struct conv_out *o, int g, float *col, float *out)
 {
     int first = group_first(g, d->n), m = group_first(g + 1, d->n) - first;
     long ld = m * d->P, xs = (long)d->c * d->h * d->w;
     if (m == 0)
         return 0;
     if (!be) {
-        struct conv_geom geom = geom_of(d);
+        struct conv_geom geom = geom_of(d, ctx);
         struct images_done done = {d, out, ld, bias, o, first, m, 0};
         return conv_implicit_forward(&geom, x + first * xs, xs, m, w, d->oc, out, images_out,
                                      &done);
@@ -247,7 +249,7 @@ static int forward_run(const struct conv_dims *d, const struct gemm_backend *be,
     for (int j = 0; j < m; j++)
         im2col(x + (first + j) * xs, d->c, d->h, d->w, d->kh, d->kw, d->stride, d->pad,
                col + j * d->P, ld);
-    if (be->run(GEMM_NOTRANS, GEMM_NOTRANS, d->oc, (int)ld, (int)d->K, 1.0f, w, (int)d->K, col,
+    if (be->run(ctx, GEMM_NOTRANS, GEMM_NOTRANS, d->oc, (int)ld, (int)d->K, 1.0f, w, (int)d->K, col,
                 (int)ld, 0.0f, out, (int)ld) != 0)
         return -1;
     for (int j = 0; j < m; j++)
@@ -325,6 +327,7 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
     saved[SAVED_POOL] = pool;
     const struct tape_config *cfg = tape_config(t);
     enum conv_path path = conv_choose(cfg->conv, d.c, d.h, d.w, d.oc, d.kh, d.kw, stride, pad);
+    saved[SAVED_PATH] = (int)path;
     long xs = (long)d.c * d.h * d.w, ys = (long)d.oc * d.P;
 
     const struct gemm_backend *be = cfg->gemm;
@@ -336,7 +339,7 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
     if (path == CONV_WINOGRAD) {
         // The filters transformed once, then runs of images as above, each
         // thread with its own scratch.
-        struct conv_geom geom = geom_of(&d);
+        struct conv_geom geom = geom_of(&d, &cfg->kernels);
         long per_thread = conv_winograd_scratch(&geom, d.oc);
         float *u = tape_scratch(t, sizeof(float) * (size_t)conv_winograd_filters_floats(d.c, d.oc));
         float *scratch =
@@ -366,8 +369,8 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
         for (int g = 0; g < GROUPS; g++) {
             float *col = scratch + omp_get_thread_num() * per_thread;
             float *out = implicit ? col : col + d.K * run_p;
-            if (forward_run(&d, implicit ? NULL : be, x->data, w->data, bias->data, &o, g, col,
-                            out) != 0)
+            if (forward_run(&d, &cfg->kernels, implicit ? NULL : be, x->data, w->data, bias->data,
+                            &o, g, col, out) != 0)
                 failed = 1;
         }
     } else if (path == CONV_DIRECT && pool) {
@@ -396,8 +399,8 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
             const float *xi = x->data + i * xs;
             if (pool) {
                 float *out = scratch + omp_get_thread_num() * ys;
-                if (be->run(GEMM_NOTRANS, GEMM_NOTRANS, d.oc, (int)d.P, (int)d.K, 1.0f, w->data,
-                            (int)d.K, xi, (int)d.P, 0.0f, out, (int)d.P) != 0)
+                if (be->run(&cfg->kernels, GEMM_NOTRANS, GEMM_NOTRANS, d.oc, (int)d.P, (int)d.K,
+                            1.0f, w->data, (int)d.K, xi, (int)d.P, 0.0f, out, (int)d.P) != 0)
                     failed = 1;
                 else
                     image_out(&d, out, d.P, bias->data, &o, i);
@@ -407,8 +410,8 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
             fill_bias(yi, bias->data, d.oc, d.P);
             if (path == CONV_DIRECT)
                 kernel(xi, d.c, d.h, d.w, w->data, d.oc, pad, yi);
-            else if (be->run(GEMM_NOTRANS, GEMM_NOTRANS, d.oc, (int)d.P, (int)d.K, 1.0f,
-                             w->data, (int)d.K, xi, (int)d.P, 1.0f, yi, (int)d.P) != 0)
+            else if (be->run(&cfg->kernels, GEMM_NOTRANS, GEMM_NOTRANS, d.oc, (int)d.P, (int)d.K,
+                             1.0f, w->data, (int)d.K, xi, (int)d.P, 1.0f, yi, (int)d.P) != 0)
                 failed = 1;  // y_i (oc×P) += w (oc×K) · x_i (K×P)
             if (relu)
                 v->relu(ys, yi, yi);
@@ -445,6 +448,8 @@ struct conv_back {
     enum isa isa;
     relu_pool_plane_backward_fn *unpool;  // the pooling's backward, a plane at a time
     const struct gemm_backend *be;
+    const struct gemm_context *gemm; // the tape's, for be and the implicit and
+                                     // Winograd paths' products
     const struct vec_kernels *vec;
     const float *x, *w, *dy;
     const float *y; // the pooled output, when pooled; else NULL
@@ -547,7 +552,7 @@ static int backward_run(const struct conv_back *b, int g, float *col, float *dy)
         dw = NULL;  // done
     if (b->u) {
         // dW and dx through the transforms of the forward (conv_winograd.h).
-        struct conv_geom geom = geom_of(d);
+        struct conv_geom geom = geom_of(d, b->gemm);
         conv_winograd_backward(&geom, b->x + first * xs, xs, m, dy, ld, b->u, d->oc, b->isa, dw,
                                b->dx ? b->dx + first * xs : NULL, b->dx_beta, col);
         return 0;
@@ -555,7 +560,7 @@ static int backward_run(const struct conv_back *b, int g, float *col, float *dy)
     if (b->implicit) {
         // COLᵀ's micro-panels packed from x: no col matrix for dW. DCOL an
         // image at a time into col, each added into dx while it is in L2.
-        struct conv_geom geom = geom_of(d);
+        struct conv_geom geom = geom_of(d, b->gemm);
         if (dw && conv_implicit_dw(&geom, b->x + first * xs, xs, m, dy, d->oc, dw) != 0)
             return -1;
         if (b->dx &&
@@ -569,12 +574,12 @@ static int backward_run(const struct conv_back *b, int g, float *col, float *dy)
         for (int j = 0; j < m; j++)
             im2col(b->x + (first + j) * xs, d->c, d->h, d->w, d->kh, d->kw, d->stride, d->pad,
                    col + j * d->P, ld);
-        if (b->be->run(GEMM_NOTRANS, GEMM_TRANS, d->oc, (int)d->K, (int)ld, 1.0f, dy, (int)ld,
-                       col, (int)ld, 1.0f, dw, (int)d->K) != 0)
+        if (b->be->run(b->gemm, GEMM_NOTRANS, GEMM_TRANS, d->oc, (int)d->K, (int)ld, 1.0f, dy,
+                       (int)ld, col, (int)ld, 1.0f, dw, (int)d->K) != 0)
             return -1;
     }
     if (b->dx) {
-        if (b->be->run(GEMM_TRANS, GEMM_NOTRANS, (int)d->K, (int)ld, d->oc, 1.0f, b->w,
+        if (b->be->run(b->gemm, GEMM_TRANS, GEMM_NOTRANS, (int)d->K, (int)ld, d->oc, 1.0f, b->w,
                        (int)d->K, dy, (int)ld, 0.0f, col, (int)ld) != 0)
             return -1;
         for (int j = 0; j < m; j++)
@@ -605,24 +610,23 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
     const int *saved = node->ints;
     const struct tape_config *cfg = tape_config(t);
     struct conv_dims dims = dims_of(x, w, saved[SAVED_STRIDE], saved[SAVED_PAD]);
-    enum conv_path path = conv_choose(cfg->conv, dims.c, dims.h, dims.w, dims.oc, dims.kh,
-                                      dims.kw, dims.stride, dims.pad);
+    enum conv_path path = (enum conv_path)saved[SAVED_PATH];
     const unsigned char *at = (const unsigned char *)saved + KEPT_AT;
-    struct conv_back b = {.d = dims,
-                          .mask = relu && !saved[SAVED_POOL] ? at : NULL,
-                          .code = saved[SAVED_POOL] ? at : NULL,
-                          .dw_kernel = path == CONV_DIRECT && dims.K < DW_KERNEL_K
-                                           ? conv_dw_kernel(cfg->isa)
-                                           : NULL,
-                          .implicit = path == CONV_IMPLICIT,
-                          .isa = cfg->isa,
-                          .unpool = relu_pool_plane_backward_kernel(cfg->isa),
-                          .be = cfg->gemm,
-                          .vec = vec_kernels(cfg->isa),
-                          .x = x->data,
-                          .w = w->data,
-                          .y = saved[SAVED_POOL] ? y->data : NULL,
-                          .dy = y->grad};
+    struct conv_back b = {
+        .d = dims,
+        .mask = relu && !saved[SAVED_POOL] ? at : NULL,
+        .code = saved[SAVED_POOL] ? at : NULL,
+        .dw_kernel = path == CONV_DIRECT && dims.K < DW_KERNEL_K ? conv_dw_kernel(cfg->isa) : NULL,
+        .implicit = path == CONV_IMPLICIT,
+        .isa = cfg->isa,
+        .unpool = relu_pool_plane_backward_kernel(cfg->isa),
+        .be = cfg->gemm,
+        .gemm = &cfg->kernels,
+        .vec = vec_kernels(cfg->isa),
+        .x = x->data,
+        .w = w->data,
+        .y = saved[SAVED_POOL] ? y->data : NULL,
+        .dy = y->grad};
     const struct conv_dims *d = &b.d;
     float *dw = w->requires_grad ? tape_grad(t, w) : NULL;
     float *dbias = bias->requires_grad ? tape_grad(t, bias) : NULL;
@@ -644,7 +648,7 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
     int threads = omp_get_max_threads();
     // The run's col matrix (implicit: a window of DCOL; Winograd: its
     // scratch), then DY. The Winograd path's filters, transformed once.
-    struct conv_geom geom = geom_of(d);
+    struct conv_geom geom = geom_of(d, b.gemm);
     long col_floats = path == CONV_WINOGRAD ? conv_winograd_backward_scratch(&geom, d->oc)
                       : b.implicit          ? conv_implicit_dx_scratch(&geom)
                                             : d->K * b.run_p;

@@ -129,6 +129,7 @@ static conv_direct_fn *const by_isa[ISA_COUNT] = {
 
 conv_direct_fn *conv_direct_kernel(enum isa isa)
 {
+    isa_count_use(isa);
     return by_isa[isa];
 }
 
@@ -160,10 +161,12 @@ static conv_dw_fn *const dw_by_isa[ISA_COUNT] = {
 
 conv_pool_fn *conv_pool_kernel(enum isa isa)
 {
+    isa_count_use(isa);
     return pool_by_isa[isa];
 }
 
 conv_dw_fn *conv_dw_kernel(enum isa isa)
 {
+    isa_count_use(isa);
     return dw_by_isa[isa];
 }

@@ -107,11 +107,10 @@ static float col_at(const struct conv_geom *g, const float *x, const struct colu
 
 // The gather for full micro-panels where the CPU has AVX2: 16 columns at a
 // time, AVX2's kernel width; an AVX-512 CPU's panels of 32 in two halves.
-static void gather(const float *x, const long *rows, int kc, const int *cols, int nj, int nr,
-                   float *b)
+static void gather(enum isa isa, const float *x, const long *rows, int kc, const int *cols, int nj,
+                   int nr, float *b)
 {
 #if defined(__x86_64__)
-    enum isa isa = isa_active();
     if (nj == nr && nr % 16 == 0 && (isa == ISA_AVX2 || isa == ISA_AVX512)) {
         for (int h = 0; h < nr; h += 16)
             conv_gather16_avx2(x, rows, kc, cols + h, nr, b + h);
@@ -123,16 +122,16 @@ static void gather(const float *x, const long *rows, int kc, const int *cols, in
 
 // The transpose in 8×8 blocks of registers where the CPU has AVX2 (every
 // AVX-512 CPU does) and the panel is whole blocks wide.
-static void transpose(const float *x, long span, long at, int len, const int *cols, int nj,
-                      int nr, float *b)
+static void transpose(enum isa isa, const float *x, long span, long at, int len, const int *cols,
+                      int nj, int nr, float *b)
 {
 #if defined(__x86_64__)
-    enum isa isa = isa_active();
     if (nr % 8 == 0 && (isa == ISA_AVX2 || isa == ISA_AVX512)) {
         conv_transpose_avx2(x, span, at, len, cols, nj, nr, b);
         return;
     }
 #else
+    (void)isa;
     (void)span;
 #endif
     conv_transpose_scalar(x, at, len, cols, nj, nr, b);
@@ -186,7 +185,7 @@ static void pack_cols(const struct conv_geom *g, const float *x, long xs, long s
             for (int q = 0; q < taps && p + q < count; q++)
                 rows[p + q] = rows[q] + on;
         }
-        gather(x, rows, count, at, nj, nr, b + (long)p0 * nr);
+        gather(g->gemm->kernel.isa, x, rows, count, at, nj, nr, b + (long)p0 * nr);
     }
 }
 // end listing
@@ -224,7 +223,8 @@ static void pack_taps(const struct conv_geom *g, const float *x, long xs, long s
         // row at a time (11 outputs here), each stretch a transpose.
         for (int p = 0; p < kc;) {
             int len = (int)min_long(g->ow - c.q, kc - p);
-            transpose(x, span, c.at + taps[0].off, len, off, nk, nr, b + (long)p * nr);
+            transpose(g->gemm->kernel.isa, x, span, c.at + taps[0].off, len, off, nk, nr,
+                      b + (long)p * nr);
             p += len;
             c.q += len - 1;  // to the stretch's last output, then a step on
             c.ix += len - 1;
@@ -238,7 +238,7 @@ static void pack_taps(const struct conv_geom *g, const float *x, long xs, long s
         int count = kc - p0 < CHUNK ? kc - p0 : CHUNK;
         for (int p = 0; p < count; p++, next_column(g, xs, &c))
             rows[p] = c.at + taps[0].off;
-        gather(x, rows, count, off, nk, nr, b + (long)p0 * nr);
+        gather(g->gemm->kernel.isa, x, rows, count, off, nk, nr, b + (long)p0 * nr);
     }
 }
 // end listing
@@ -247,13 +247,15 @@ static void pack_taps(const struct conv_geom *g, const float *x, long xs, long s
 // packs it. For dW, A is DY, 64 × 1,936 floats per run: pack_a_panel moves
 // a sliver's last two of six rows a float at a time, and on AVX2 the whole
 // slivers go through 8×8 transposes instead.
-static void pack_a(int rows, int kc, const float *A, long lda, int mr, float *a)
+static void pack_a(enum isa isa, int rows, int kc, const float *A, long lda, int mr, float *a)
 {
     int i0 = 0;
 #if defined(__x86_64__)
-    if (mr == 6 && isa_active() == ISA_AVX2)
+    if (mr == 6 && isa == ISA_AVX2)
         for (; i0 + 6 <= rows; i0 += 6)
             conv_pack_sliver6_avx2(kc, A + i0 * lda, lda, a + (long)i0 * kc);
+#else
+    (void)isa;
 #endif
     if (i0 < rows)
         pack_a_panel(GEMM_NOTRANS, rows - i0, kc, A + i0 * lda, (int)lda, mr, a + (long)i0 * kc);
@@ -274,8 +276,9 @@ static int implicit_gemm(const struct conv_geom *g, const float *x, long xs, int
                          int rows, long k, long n, const float *A, long lda, float beta, float *C,
                          long ldc, conv_done_fn *done, void *ctx)
 {
-    const struct gemm_kernel *kernel = gemm_current_kernel();
+    const struct gemm_kernel *kernel = &g->gemm->kernel;
     struct gemm_blocking bl = kernel->blocking;
+    isa_count_use(kernel->isa);
     int kc = (int)min_long(bl.kc, k), mr = bl.mr, nr = bl.nr;
     float *a = gemm_buffer(GEMM_BUFFER_A, (long)(rows + mr - 1) / mr * mr * kc);
     float *b = gemm_buffer(GEMM_BUFFER_B, (long)nr * kc);
@@ -284,7 +287,7 @@ static int implicit_gemm(const struct conv_geom *g, const float *x, long xs, int
     for (long pc = 0; pc < k; pc += kc) {
         int k_now = (int)min_long(kc, k - pc);
         float beta_now = pc == 0 ? beta : 1.0f;  // later passes over k add
-        pack_a(rows, k_now, A + pc, lda, mr, a);
+        pack_a(kernel->isa, rows, k_now, A + pc, lda, mr, a);
         for (long jr = 0; jr < n; jr += nr) {
             int n_now = (int)min_long(nr, n - jr);
             pack(g, x, xs, m * xs, pc, k_now, jr, n_now, nr, b);
@@ -301,16 +304,34 @@ static int implicit_gemm(const struct conv_geom *g, const float *x, long xs, int
 }
 // end listing
 
-int conv_implicit_forward(const struct conv_geom *g, const float *x, long xs, int m,
+// g as it is, or with the default GEMM context when it names none (*def
+// holds it).
+static struct conv_geom in_context(const struct conv_geom *g, struct gemm_context *def)
+{
+    struct conv_geom c = *g;
+    if (!c.gemm) {
+        *def = gemm_context_default();
+        c.gemm = def;
+    }
+    return c;
+}
+
+int conv_implicit_forward(const struct conv_geom *geom, const float *x, long xs, int m,
                           const float *w, int oc, float *out, conv_done_fn *done, void *ctx)
 {
+    struct gemm_context def;
+    struct conv_geom gc = in_context(geom, &def);
+    const struct conv_geom *g = &gc;
     long K = (long)g->c * g->kh * g->kw, n = (long)m * g->oh * g->ow;
     return implicit_gemm(g, x, xs, m, pack_cols, oc, K, n, w, K, 0.0f, out, n, done, ctx);
 }
 
-int conv_implicit_dw(const struct conv_geom *g, const float *x, long xs, int m, const float *dy,
+int conv_implicit_dw(const struct conv_geom *geom, const float *x, long xs, int m, const float *dy,
                      int oc, float *dw)
 {
+    struct gemm_context def;
+    struct conv_geom gc = in_context(geom, &def);
+    const struct conv_geom *g = &gc;
     // The GEMM's k runs over the run's output positions.
     long K = (long)g->c * g->kh * g->kw, n = (long)m * g->oh * g->ow;
     return implicit_gemm(g, x, xs, m, pack_taps, oc, n, K, dy, n, 1.0f, dw, K, NULL, NULL);
@@ -324,7 +345,7 @@ static void col2im_image(const struct conv_geom *g, const float *col, long ldcol
         col2im(col, ldcol, g->c, g->h, g->w, g->kh, g->kw, g->stride, g->pad, dx);
         return;
     }
-    enum isa isa = isa_active();
+    enum isa isa = g->gemm->kernel.isa;
 #if defined(__x86_64__)
     if (isa == ISA_AVX512) {
         conv_col2im_avx512(g, col, ldcol, dx);
@@ -405,11 +426,15 @@ static void move_panel(long K, int nr, long from, float *dcol, long ldc)
     }
 }
 
-int conv_implicit_dx(const struct conv_geom *g, const float *w, int oc, const float *dy, int m,
+int conv_implicit_dx(const struct conv_geom *geom, const float *w, int oc, const float *dy, int m,
                      float *dcol, float *dx, long xs, float beta)
 {
-    const struct gemm_kernel *kernel = gemm_current_kernel();
+    struct gemm_context def;
+    struct conv_geom gc = in_context(geom, &def);
+    const struct conv_geom *g = &gc;
+    const struct gemm_kernel *kernel = &g->gemm->kernel;
     struct gemm_blocking bl = kernel->blocking;
+    isa_count_use(kernel->isa);
     long K = (long)g->c * g->kh * g->kw, P = (long)g->oh * g->ow, ld = m * P;
     int kc = (int)min_long(bl.kc, oc), mr = bl.mr, nr = bl.nr;
     long slivers = (K + mr - 1) / mr * mr;  // op(A)'s rows, in whole slivers

@@ -1,6 +1,8 @@
 #ifndef CONV_IMPLICIT_PARTS_H
 #define CONV_IMPLICIT_PARTS_H
 
+#include "gemm_parts.h"
+
 // What the implicit GEMM (conv_implicit.c) hands to a loop of its own per
 // ISA: the gather and the transpose that pack B's micro-panels from the
 // images, the packing of A's slivers, and col2im. The plain loops are in
@@ -12,6 +14,9 @@
 // oh×ow.
 struct conv_geom {
     int c, h, w, kh, kw, stride, pad, oh, ow;
+    // The GEMM context the products run in: its micro-kernel and blocking,
+    // and the ISA of the packing loops (the tape's). NULL: the default one.
+    const struct gemm_context *gemm;
 };
 
 // dx (c×h×w) += col2im of col (K × P, rows ldcol floats apart) at stride 1

@@ -117,6 +117,7 @@ static const struct wino_kernels avx2 = {
 
 const struct wino_kernels *wino_kernels(enum isa isa)
 {
+    isa_count_use(isa);
 #if defined(__x86_64__)
     if (isa == ISA_AVX2 || isa == ISA_AVX512)
         return &avx2;
@@ -188,13 +189,22 @@ long conv_winograd_backward_scratch(const struct conv_geom *g, int oc)
 // path where the ISA has a micro-kernel that reads A where it lies (V_ξ and
 // M_ξ are already rows of floats side by side: packing them would copy them
 // once more), else the five loops.
-static void product(enum gemm_trans ta, int m, int n, int k, const float *A, int lda,
-                    const float *B, int ldb, float beta, float *C, int ldc)
+static void product(const struct gemm_context *ctx, enum gemm_trans ta, int m, int n, int k,
+                    const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc)
 {
-    if (gemm_current_kernel()->run_direct)
-        gemm_small_threads(1, ta, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B, ldb, beta, C, ldc);
+    if (ctx->kernel.run_direct)
+        gemm_small_threads(ctx, 1, ta, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B, ldb, beta, C, ldc);
     else
-        gemm_packed(ta, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B, ldb, beta, C, ldc);
+        gemm_packed_ctx(ctx, ta, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B, ldb, beta, C, ldc);
+}
+
+// The context g names, or the default one (*def holds it).
+static const struct gemm_context *context_of(const struct conv_geom *g, struct gemm_context *def)
+{
+    if (g->gemm)
+        return g->gemm;
+    *def = gemm_context_default();
+    return def;
 }
 
 // The next chunk's inputs, which the transforms will read from L3 or
@@ -252,6 +262,8 @@ void conv_winograd_forward(const struct conv_geom *g, const float *x, long xs, i
                            const float *u, int oc, enum isa isa, float *scratch,
                            conv_image_fn *done, void *ctx)
 {
+    struct gemm_context def;
+    const struct gemm_context *gemm = context_of(g, &def);
     const struct wino_kernels *k = wino_kernels(isa);
     struct wino s = wino_of(g, oc);
     float *xp = scratch, *v = xp + s.padded, *mm = v + 36 * s.most * s.cp,
@@ -271,9 +283,8 @@ void conv_winograd_forward(const struct conv_geom *g, const float *x, long xs, i
         for (int xi = 0; xi < 36; xi++) {
             for (long i = xi * lines / 36; i < (xi + 1) * lines / 36; i++)
                 __builtin_prefetch(ahead_line(&next, i), 0, 2);
-            product(GEMM_NOTRANS, tiles, s.ocp, s.cp, v + (long)xi * tiles * s.cp, s.cp,
-                    u + (long)xi * s.cp * s.ocp, s.ocp, 0.0f, mm + (long)xi * tiles * s.ocp,
-                    s.ocp);
+            product(gemm, GEMM_NOTRANS, tiles, s.ocp, s.cp, v + (long)xi * tiles * s.cp, s.cp,
+                    u + (long)xi * s.cp * s.ocp, s.ocp, 0.0f, mm + (long)xi * tiles * s.ocp, s.ocp);
         }
         // Each image's tiles, 4ty × 4tx pixels, then its oc planes of
         // oh × ow, cut from them.
@@ -296,6 +307,8 @@ void conv_winograd_backward(const struct conv_geom *g, const float *x, long xs, 
                             const float *dy, long ld, const float *u, int oc, enum isa isa,
                             float *dw, float *dx, float beta, float *scratch)
 {
+    struct gemm_context def;
+    const struct gemm_context *gemm = context_of(g, &def);
     const struct wino_kernels *k = wino_kernels(isa);
     struct wino s = wino_of(g, oc);
     float *xp = scratch, *v = xp + s.padded, *dm = v + 36 * s.most * s.cp,
@@ -333,7 +346,7 @@ void conv_winograd_backward(const struct conv_geom *g, const float *x, long xs, 
             for (int xi = 0; xi < 36; xi++) {
                 for (long i = xi * x_lines / 36; i < (xi + 1) * x_lines / 36; i++)
                     __builtin_prefetch(ahead_line(&next_x, i), 0, 2);
-                product(GEMM_TRANS, s.ocp, s.cp, tiles, dm + (long)xi * tiles * s.ocp, s.ocp,
+                product(gemm, GEMM_TRANS, s.ocp, s.cp, tiles, dm + (long)xi * tiles * s.ocp, s.ocp,
                         v + (long)xi * tiles * s.cp, s.cp, first == 0 ? 0.0f : 1.0f,
                         du + (long)xi * s.ocp * s.cp, s.cp);
             }
@@ -346,7 +359,7 @@ void conv_winograd_backward(const struct conv_geom *g, const float *x, long xs, 
         for (int xi = 0; xi < 36; xi++) {
             for (long i = xi * dy_lines / 36; i < (xi + 1) * dy_lines / 36; i++)
                 __builtin_prefetch(ahead_line(&next_dy, i), 0, 2);
-            product(GEMM_NOTRANS, tiles, s.cp, s.ocp, dm + (long)xi * tiles * s.ocp, s.ocp,
+            product(gemm, GEMM_NOTRANS, tiles, s.cp, s.ocp, dm + (long)xi * tiles * s.ocp, s.ocp,
                     u + (long)xi * s.ocp * s.cp, s.cp, 0.0f, v + (long)xi * tiles * s.cp, s.cp);
         }
         for (int j = 0; j < images; j++) {

@@ -52,6 +52,7 @@ static maxpool_row_fn *const by_isa[ISA_COUNT] = {
 
 maxpool_row_fn *maxpool_row_kernel(enum isa isa)
 {
+    isa_count_use(isa);
     return by_isa[isa];
 }
 
@@ -91,6 +92,7 @@ static relu_pool_row_fn *const relu_by_isa[ISA_COUNT] = {
 
 relu_pool_row_fn *relu_pool_row_kernel(enum isa isa)
 {
+    isa_count_use(isa);
     return relu_by_isa[isa];
 }
 
@@ -118,6 +120,7 @@ static relu_pool_plane_fn *const plane_by_isa[ISA_COUNT] = {
 
 relu_pool_plane_fn *relu_pool_plane_kernel(enum isa isa)
 {
+    isa_count_use(isa);
     return plane_by_isa[isa];
 }
 
@@ -188,5 +191,6 @@ static relu_pool_plane_backward_fn *const back_by_isa[ISA_COUNT] = {
 
 relu_pool_plane_backward_fn *relu_pool_plane_backward_kernel(enum isa isa)
 {
+    isa_count_use(isa);
     return back_by_isa[isa];
 }

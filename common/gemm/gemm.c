@@ -7,7 +7,7 @@
 //   gemm_small.c  gemm_packed.c  gemm_parallel.c      the paths
 //   gemm_strassen_fused.c                             (and Strassen's fused product)
 //   gemm_pack.c  gemm_macro.c  gemm_operand.c          what the paths share
-//   gemm_kernel.c                                     the kernel in use
+//   gemm_kernel.c                                     the contexts: kernel in use
 //   gemm_blocking.c  gemm_strassen_rule.c             its block sizes; when Strassen pays
 //   gemm_kernel_{scalar,avx2,avx512,neon}.c           the micro-kernels
 //
@@ -22,9 +22,9 @@
 #endif
 
 // listing: front_door
-void gemm(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
-          float alpha, const float *A, int lda, const float *B, int ldb,
-          float beta, float *C, int ldc)
+void gemm_ctx(const struct gemm_context *ctx, enum gemm_trans ta, enum gemm_trans tb, int m, int n,
+              int k, float alpha, const float *A, int lda, const float *B, int ldb, float beta,
+              float *C, int ldc)
 {
     // Everything here depends on the shape only, never on the thread count,
     // so the result does not either.
@@ -37,7 +37,7 @@ void gemm(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
     // team for every such nested region.
     max_threads = omp_in_parallel() ? 1 : omp_get_max_threads();
 #endif
-    const struct gemm_kernel *kernel = gemm_current_kernel();
+    const struct gemm_kernel *kernel = &ctx->kernel;
     int nr = kernel->blocking.nr;
     long b_floats = (long)k * ((n + nr - 1) / nr * nr);
 
@@ -56,17 +56,24 @@ void gemm(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
     // BEGIN SOLUTION task 5.2
     // stub: if (small)
     // earlier kits: if (small)
-    if (gemm_strassen_pays(m, n, k))
-        gemm_strassen_threads(threads, gemm_strassen_levels(m, n, k), ta, tb, m, n, k, alpha,
-                              A, lda, B, ldb, beta, C, ldc);
+    if (gemm_strassen_pays(&ctx->strassen, m, n, k))
+        gemm_strassen_threads(ctx, threads, gemm_strassen_levels(&ctx->strassen, m, n, k), ta, tb,
+                              m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     else if (small)
     // END SOLUTION
-        gemm_small_threads(threads, ta, tb, m, n, k, alpha, A, lda, B, ldb,
-                           beta, C, ldc);
+    gemm_small_threads(ctx, threads, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     else if (threads == 1)
-        gemm_packed(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+        gemm_packed_ctx(ctx, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     else
-        gemm_parallel_threads(threads, ta, tb, m, n, k, alpha, A, lda, B, ldb,
-                              beta, C, ldc);
+        gemm_parallel_threads(ctx, threads, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 // end listing
+
+// The same in the default context (gemm_context_default): the kernel of
+// the program's ISA, and the Strassen rule it set.
+void gemm(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha, const float *A,
+          int lda, const float *B, int ldb, float beta, float *C, int ldc)
+{
+    struct gemm_context ctx = gemm_context_default();
+    gemm_ctx(&ctx, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}

@@ -21,7 +21,13 @@
 #include "gemm_parts.h"
 
 // Front door: picks a small-matrix path or the packed path, and how many
-// threads to use, from the shape alone.
+// threads to use, from the shape alone. gemm_ctx runs in the context it is
+// handed (its micro-kernel, blocking and Strassen rule: gemm_parts.h); gemm
+// and the other functions without a context run in the default one
+// (gemm_context_default).
+void gemm_ctx(const struct gemm_context *ctx, enum gemm_trans ta, enum gemm_trans tb, int m, int n,
+              int k, float alpha, const float *A, int lda, const float *B, int ldb, float beta,
+              float *C, int ldc);
 void gemm(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
           float alpha, const float *A, int lda, const float *B, int ldb,
           float beta, float *C, int ldc);
@@ -30,18 +36,20 @@ void gemm(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
 void gemm_packed(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
                  float alpha, const float *A, int lda, const float *B, int ldb,
                  float beta, float *C, int ldc);
+void gemm_packed_ctx(const struct gemm_context *ctx, enum gemm_trans ta, enum gemm_trans tb, int m,
+                     int n, int k, float alpha, const float *A, int lda, const float *B, int ldb,
+                     float beta, float *C, int ldc);
 
 // The five loops shared by omp_get_max_threads() OpenMP threads.
 void gemm_parallel(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
                    float alpha, const float *A, int lda, const float *B, int ldb,
                    float beta, float *C, int ldc);
 
-// The same, with an explicit thread count (gemm() uses it to give small
-// problems fewer threads than omp_get_max_threads()).
-void gemm_parallel_threads(int threads, enum gemm_trans ta, enum gemm_trans tb,
-                           int m, int n, int k, float alpha, const float *A,
-                           int lda, const float *B, int ldb, float beta,
-                           float *C, int ldc);
+// The same, in a context and with an explicit thread count (gemm() uses it
+// to give small problems fewer threads than omp_get_max_threads()).
+void gemm_parallel_threads(const struct gemm_context *ctx, int threads, enum gemm_trans ta,
+                           enum gemm_trans tb, int m, int n, int k, float alpha, const float *A,
+                           int lda, const float *B, int ldb, float beta, float *C, int ldc);
 
 // Path for small or skinny problems, where packing op(A) would cost more than
 // it saves: op(A) is read in place, and op(B) too unless it is transposed
@@ -49,10 +57,9 @@ void gemm_parallel_threads(int threads, enum gemm_trans ta, enum gemm_trans tb,
 void gemm_small(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
                 float alpha, const float *A, int lda, const float *B, int ldb,
                 float beta, float *C, int ldc);
-void gemm_small_threads(int threads, enum gemm_trans ta, enum gemm_trans tb,
-                        int m, int n, int k, float alpha, const float *A,
-                        int lda, const float *B, int ldb, float beta, float *C,
-                        int ldc);
+void gemm_small_threads(const struct gemm_context *ctx, int threads, enum gemm_trans ta,
+                        enum gemm_trans tb, int m, int n, int k, float alpha, const float *A,
+                        int lda, const float *B, int ldb, float beta, float *C, int ldc);
 
 // ---------------------------------------------------------------------------
 // Strassen's algorithm (gemm_strassen.c, chapter 5): seven products of sums
@@ -61,17 +68,18 @@ void gemm_small_threads(int threads, enum gemm_trans ta, enum gemm_trans tb,
 // peeled off and multiplied by the five loops. Same bits on any thread count.
 
 // The sums folded into the packing (Huang et al., SC16): no temporaries.
-void gemm_strassen_threads(int threads, int levels, enum gemm_trans ta, enum gemm_trans tb,
-                           int m, int n, int k, float alpha, const float *A, int lda,
-                           const float *B, int ldb, float beta, float *C, int ldc);
+void gemm_strassen_threads(const struct gemm_context *ctx, int threads, int levels,
+                           enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
+                           const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                           int ldc);
 // The plain form: each sum into a temporary matrix, each product a call of
 // the five loops.
-void gemm_strassen_plain_threads(int threads, int levels, enum gemm_trans ta,
-                                 enum gemm_trans tb, int m, int n, int k, float alpha,
-                                 const float *A, int lda, const float *B, int ldb,
+void gemm_strassen_plain_threads(const struct gemm_context *ctx, int threads, int levels,
+                                 enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
+                                 float alpha, const float *A, int lda, const float *B, int ldb,
                                  float beta, float *C, int ldc);
-// The fused form on omp_get_max_threads() threads, with the levels the
-// measured rule gives this shape (one unless it says two pay).
+// The fused form on omp_get_max_threads() threads, in the default context,
+// with the levels its measured rule gives this shape (one unless it says two pay).
 void gemm_strassen(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
                    float alpha, const float *A, int lda, const float *B, int ldb,
                    float beta, float *C, int ldc);
@@ -80,8 +88,9 @@ void gemm_strassen(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
 // form differs from the exact alpha·op(A)·op(B) + beta·C0 by at most
 //   γ_N · (6^levels · k · |alpha|·max|op(A)|·max|op(B)| + |beta·c0|)
 // (chapter 5 derives it). ab is |alpha|·max|op(A)|·max|op(B)|, beta_c0 is
-// |beta·c0| of the element.
-double gemm_strassen_error_bound(int levels, int k, double ab, double beta_c0);
+// |beta·c0| of the element; kc is the blocking's (the context's
+// kernel.blocking.kc).
+double gemm_strassen_error_bound(int levels, int k, int kc, double ab, double beta_c0);
 
 // ---------------------------------------------------------------------------
 // Sums of blocks (gemm_strassen_fused.c), for Strassen's products: blocks of
@@ -100,7 +109,8 @@ struct gemm_blocks {
 struct gemm_fused_buffers {
     float *a, *b;
 };
-int gemm_fused_reserve(int threads, int m, int n, int k, struct gemm_fused_buffers *buf);
+int gemm_fused_reserve(const struct gemm_context *ctx, int threads, int m, int n, int k,
+                       struct gemm_fused_buffers *buf);
 
 // For every block d of c:
 //   C[c.offset[d] + …] += c.coef[d] · (Σ a.coef·op(A[a.offset + …])) · (Σ b.coef·op(B[b.offset + …]))
@@ -108,10 +118,10 @@ int gemm_fused_reserve(int threads, int m, int n, int k, struct gemm_fused_buffe
 // The five loops of gemm_packed.c; the sums are made while packing, and each
 // mr×nr block the micro-kernel computes is added into every block of C it
 // belongs to. Threads take slabs of columns. The thread count changes no bit.
-void gemm_fused_product(int threads, enum gemm_trans ta, enum gemm_trans tb, int m, int n,
-                        int k, const float *A, int lda, const struct gemm_blocks *a,
-                        const float *B, int ldb, const struct gemm_blocks *b, float *C,
-                        int ldc, const struct gemm_blocks *c,
+void gemm_fused_product(const struct gemm_context *ctx, int threads, enum gemm_trans ta,
+                        enum gemm_trans tb, int m, int n, int k, const float *A, int lda,
+                        const struct gemm_blocks *a, const float *B, int ldb,
+                        const struct gemm_blocks *b, float *C, int ldc, const struct gemm_blocks *c,
                         const struct gemm_fused_buffers *buf);
 
 #endif

@@ -9,6 +9,15 @@
 #include "simd.h"
 #include "tiled.h"
 
+#if defined(_OPENMP)
+#include <omp.h>
+#else
+static int omp_get_max_threads(void)
+{
+    return 1;
+}
+#endif
+
 typedef void plain_matmul(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
                           float *C, int ldc);
 
@@ -49,52 +58,60 @@ static int run_plain(plain_matmul *fn, enum gemm_trans ta, enum gemm_trans tb, i
     return ok ? 0 : -1;
 }
 
-static int naive(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
-                 const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc)
+static int naive(const struct gemm_context *ctx, enum gemm_trans ta, enum gemm_trans tb, int m,
+                 int n, int k, float alpha, const float *A, int lda, const float *B, int ldb,
+                 float beta, float *C, int ldc)
 {
+    (void)ctx;
     return run_plain(matmul_ikj, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-static int tiled(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
-                 const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc)
+static int tiled(const struct gemm_context *ctx, enum gemm_trans ta, enum gemm_trans tb, int m,
+                 int n, int k, float alpha, const float *A, int lda, const float *B, int ldb,
+                 float beta, float *C, int ldc)
 {
+    (void)ctx;
     return run_plain(matmul_tiled_l2, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-static int simd(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
-                const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc)
+static int simd(const struct gemm_context *ctx, enum gemm_trans ta, enum gemm_trans tb, int m,
+                int n, int k, float alpha, const float *A, int lda, const float *B, int ldb,
+                float beta, float *C, int ldc)
 {
-    return run_plain(matmul_simd, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    return run_plain(matmul_simd_for(ctx->kernel.isa), ta, tb, m, n, k, alpha, A, lda, B, ldb, beta,
+                     C, ldc);
 }
 
-static int packed(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
-                  const float *A, int lda, const float *B, int ldb, float beta, float *C,
-                  int ldc)
+static int packed(const struct gemm_context *ctx, enum gemm_trans ta, enum gemm_trans tb, int m,
+                  int n, int k, float alpha, const float *A, int lda, const float *B, int ldb,
+                  float beta, float *C, int ldc)
 {
-    gemm_packed(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    gemm_packed_ctx(ctx, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     return 0;
 }
 
-static int parallel(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
-                    const float *A, int lda, const float *B, int ldb, float beta, float *C,
-                    int ldc)
+static int parallel(const struct gemm_context *ctx, enum gemm_trans ta, enum gemm_trans tb, int m,
+                    int n, int k, float alpha, const float *A, int lda, const float *B, int ldb,
+                    float beta, float *C, int ldc)
 {
-    gemm_parallel(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    gemm_parallel_threads(ctx, omp_get_max_threads(), ta, tb, m, n, k, alpha, A, lda, B, ldb, beta,
+                          C, ldc);
     return 0;
 }
 
-static int front_door(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
-                      const float *A, int lda, const float *B, int ldb, float beta, float *C,
-                      int ldc)
+static int front_door(const struct gemm_context *ctx, enum gemm_trans ta, enum gemm_trans tb, int m,
+                      int n, int k, float alpha, const float *A, int lda, const float *B, int ldb,
+                      float beta, float *C, int ldc)
 {
-    gemm(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    gemm_ctx(ctx, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     return 0;
 }
 
-static int openblas(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
-                    const float *A, int lda, const float *B, int ldb, float beta, float *C,
-                    int ldc)
+static int openblas(const struct gemm_context *ctx, enum gemm_trans ta, enum gemm_trans tb, int m,
+                    int n, int k, float alpha, const float *A, int lda, const float *B, int ldb,
+                    float beta, float *C, int ldc)
 {
+    (void)ctx;
     blas_gemm(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     return 0;
 }
@@ -136,20 +153,8 @@ static void fill_names(void)
     }
 }
 
-// GEMM_BACKEND, in the environment, was once another way to choose: a
-// program that takes --gemm says it is read no more, rather than ignore it.
-static void note_old_variable(void)
-{
-    const char *old = getenv("GEMM_BACKEND");
-    if (old)
-        fprintf(stderr, "note: GEMM_BACKEND=%s is not read any more: use --gemm %s (GEMM= for "
-                        "make)\n",
-                old, old);
-}
-
 struct flag gemm_backend_flag(int *index)
 {
-    note_old_variable();
     fill_names();
     return flag_choice("--gemm", "NAME", index, names, abouts,
                        "the GEMM every matmul goes through");
@@ -157,7 +162,6 @@ struct flag gemm_backend_flag(int *index)
 
 struct flag gemm_backends_flag(struct flag_list *list)
 {
-    note_old_variable();
     fill_names();
     return flag_choices("--gemm", "A,B", list, names, abouts, "only these GEMM backends");
 }

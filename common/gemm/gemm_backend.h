@@ -13,11 +13,14 @@
 //   parallel  the five loops on all threads, ch. 5 (common/gemm/gemm_parallel.c)
 //   auto      gemm(): picks a path and threads from the shape (common/gemm/gemm.c)
 //   openblas  the peer we measure against
-// Each computes C = alpha·op(A)·op(B) + beta·C with the arguments of gemm().
-// It returns 0, or -1 when it could not get the memory it needed.
-typedef int gemm_backend_fn(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
-                            float alpha, const float *A, int lda, const float *B, int ldb,
-                            float beta, float *C, int ldc);
+// Each computes C = alpha·op(A)·op(B) + beta·C with the arguments of gemm(),
+// in the context it is handed (the backends of our kernels take their
+// micro-kernel, blocking and Strassen rule from it, simd its ISA; naive,
+// tiled and OpenBLAS have nothing to take). It returns 0, or -1 when it
+// could not get the memory it needed.
+typedef int gemm_backend_fn(const struct gemm_context *ctx, enum gemm_trans ta, enum gemm_trans tb,
+                            int m, int n, int k, float alpha, const float *A, int lda,
+                            const float *B, int ldb, float beta, float *C, int ldc);
 
 struct gemm_backend {
     const char *name;

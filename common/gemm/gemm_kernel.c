@@ -1,6 +1,7 @@
-// gemm_kernel.c: which micro-kernel runs, and with which blocking: the one
-// of the active ISA (isa_active(): the widest this CPU has, unless --isa
-// forced another), blocked for this machine's caches.
+// gemm_kernel.c: the contexts a GEMM runs in: an ISA's micro-kernel,
+// blocked for this machine's caches, and the default context of a program
+// (the ISA isa_active() gives: the widest this CPU has, unless --isa forced
+// another). The one place of the library that reads isa_active().
 #include "gemm_parts.h"
 
 #include <pthread.h>
@@ -48,37 +49,49 @@ static void make_kernels(void)
     }
 }
 
-const struct gemm_kernel *gemm_current_kernel(void)
+static struct gemm_strassen_rule default_rule; // all zero: never
+
+void gemm_strassen_set_rule(struct gemm_strassen_rule rule)
+{
+    default_rule = rule;
+}
+
+int gemm_strassen_use_file(const char *path)
+{
+    struct gemm_strassen_rule r = {0, 0, 0};
+    if (path == NULL || *path == '\0')
+        return 0;
+    int status = gemm_strassen_read_rule(path, &r);
+    gemm_strassen_set_rule(r);
+    return status;
+}
+
+struct gemm_context gemm_context_for(enum isa isa)
 {
     pthread_once(&made, make_kernels);
-    return &kernels[isa_active()];
+    return (struct gemm_context){.kernel = kernels[isa], .strassen = {0, 0, 0}};
 }
 
-struct gemm_blocking gemm_current_blocking(void)
+struct gemm_context gemm_context_default(void)
 {
-    return gemm_current_kernel()->blocking;
+    struct gemm_context ctx = gemm_context_for(isa_active());
+    ctx.strassen = default_rule;
+    return ctx;
 }
 
-int gemm_set_blocking(struct gemm_blocking b)
+int gemm_context_set_blocking(struct gemm_context *ctx, struct gemm_blocking b)
 {
-    const struct gemm_kernel *kernel = gemm_current_kernel();
-    if (b.mr != kernel->blocking.mr || b.nr != kernel->blocking.nr || b.mc < b.mr ||
-        b.kc < 1 || b.nc < b.nr)
+    struct gemm_blocking now = ctx->kernel.blocking;
+    if (b.mr != now.mr || b.nr != now.nr || b.mc < b.mr || b.kc < 1 || b.nc < b.nr)
         return -1;
-    kernels[kernel->isa].blocking = b;
+    ctx->kernel.blocking = b;
     return 0;
 }
 
-int gemm_set_microkernel(gemm_microkernel *run)
+int gemm_context_set_microkernel(struct gemm_context *ctx, gemm_microkernel *run)
 {
     if (run == NULL)
         return -1;
-    kernels[gemm_current_kernel()->isa].run = run;
+    ctx->kernel.run = run;
     return 0;
-}
-
-void gemm_reset_kernels(void)
-{
-    pthread_once(&made, make_kernels);
-    make_kernels();
 }

@@ -20,13 +20,14 @@ static int min_int(int a, int b)
 }
 
 // listing: five_loops
-void gemm_packed(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
-                 float alpha, const float *A, int lda, const float *B, int ldb,
-                 float beta, float *C, int ldc)
+void gemm_packed_ctx(const struct gemm_context *ctx, enum gemm_trans ta, enum gemm_trans tb, int m,
+                     int n, int k, float alpha, const float *A, int lda, const float *B, int ldb,
+                     float beta, float *C, int ldc)
 {
     if (gemm_no_products(m, n, k, alpha, beta, C, ldc))
         return;
-    const struct gemm_kernel *kernel = gemm_current_kernel();
+    const struct gemm_kernel *kernel = &ctx->kernel;
+    isa_count_use(kernel->isa);
     struct gemm_blocking bl = kernel->blocking;
     int mc = min_int(bl.mc, m), nc = min_int(bl.nc, n), kc = min_int(bl.kc, k);
     // Buffers for one packed block of A and one packed panel of B, rounded up
@@ -62,3 +63,10 @@ void gemm_packed(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
     // END SOLUTION
 }
 // end listing
+
+void gemm_packed(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
+                 const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc)
+{
+    struct gemm_context ctx = gemm_context_default();
+    gemm_packed_ctx(&ctx, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}

@@ -44,15 +44,14 @@ void gemm_parallel(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
 #if defined(_OPENMP)
     threads = omp_get_max_threads();
 #endif
-    gemm_parallel_threads(threads, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta,
-                          C, ldc);
+    struct gemm_context ctx = gemm_context_default();
+    gemm_parallel_threads(&ctx, threads, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 // listing: parallel_loops
-void gemm_parallel_threads(int threads, enum gemm_trans ta, enum gemm_trans tb,
-                           int m, int n, int k, float alpha, const float *A,
-                           int lda, const float *B, int ldb, float beta,
-                           float *C, int ldc)
+void gemm_parallel_threads(const struct gemm_context *ctx, int threads, enum gemm_trans ta,
+                           enum gemm_trans tb, int m, int n, int k, float alpha, const float *A,
+                           int lda, const float *B, int ldb, float beta, float *C, int ldc)
 {
 #if !defined(_OPENMP)
     threads = 1;
@@ -61,7 +60,8 @@ void gemm_parallel_threads(int threads, enum gemm_trans ta, enum gemm_trans tb,
         threads = 1;
     if (gemm_no_products(m, n, k, alpha, beta, C, ldc))
         return;
-    const struct gemm_kernel *kernel = gemm_current_kernel();
+    const struct gemm_kernel *kernel = &ctx->kernel;
+    isa_count_use(kernel->isa);
     struct gemm_blocking bl = kernel->blocking;
     int mr = bl.mr, nr = bl.nr;
     int mc = min_int(bl.mc, m), nc = min_int(bl.nc, n), kc = min_int(bl.kc, k);

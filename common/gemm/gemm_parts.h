@@ -29,26 +29,13 @@ struct gemm_blocking gemm_blocking_for_l1(long l1_bytes, long l2_bytes,
 // into the same number of blocks as block does, but evenly.
 int gemm_even_block(int size, int block, int unit);
 
-// The blocking the current kernel uses: derived once from this machine's
-// cache sizes (cpu_caches()) for the kernel's MR×NR.
-struct gemm_blocking gemm_current_blocking(void);
-
-// Replaces the active ISA's blocking, to measure another choice or to test
-// the loop edges with small blocks, until gemm_reset_kernels(). mr and nr
-// must be the kernel's; returns -1 (and changes nothing) otherwise, or if
-// mc < mr, nc < nr or kc < 1.
-int gemm_set_blocking(struct gemm_blocking b);
-
-// ---------------------------------------------------------------------------
-// The kernel in use (gemm_kernel.c): the active ISA's (isa_active() of
-// cpu.h, which isa_force() changes for every kernel family at once).
-
 // ---------------------------------------------------------------------------
 // When gemm() may use Strassen's algorithm, and how deep (gemm_strassen_rule.c).
 // The rule is measured on this machine by `make stage-05 strassen`, which
-// writes it into a file (tools/strassen-rule.sh); the library reads the file
-// that the environment variable GEMM_STRASSEN_RULE names, once. No file, no
-// Strassen. Sizes are the smallest of m, n and k.
+// writes it into a file (tools/strassen-rule.sh); a program reads the file
+// at its start and makes it its default context's (the programs of this
+// book read the file that the environment variable GEMM_STRASSEN_RULE
+// names). No file, no Strassen. Sizes are the smallest of m, n and k.
 struct gemm_strassen_rule {
     int faster_from;     // Strassen beat the five loops from this size up; 0: nowhere
     int within_bound;    // 1: its error stayed within gemm()'s bound (gemm.h) on every test
@@ -58,15 +45,19 @@ struct gemm_strassen_rule {
 // Reads a rule file (lines `key value`, `#` comments). Returns 0, or -1 (and
 // leaves *rule) when the file cannot be read or holds anything else.
 int gemm_strassen_read_rule(const char *path, struct gemm_strassen_rule *rule);
-// The rule in use, and a way to replace it (the tests and the study do).
-struct gemm_strassen_rule gemm_strassen_current_rule(void);
+// The rule of the default context (gemm_context_default): "never" until a
+// program sets one.
 void gemm_strassen_set_rule(struct gemm_strassen_rule rule);
-// 1 when the rule lets gemm() multiply this shape with Strassen's algorithm:
+// The rule in the file at path made the default context's (path NULL or
+// "": nothing changes). A file that is missing or malformed leaves the rule
+// at "never", and returns -1.
+int gemm_strassen_use_file(const char *path);
+// 1 when rule lets gemm() multiply this shape with Strassen's algorithm:
 // faster there, and within the error bound.
-int gemm_strassen_pays(int m, int n, int k);
-// Levels of Strassen for this shape when it is used: 2 where the rule says
-// a second level pays, else 1.
-int gemm_strassen_levels(int m, int n, int k);
+int gemm_strassen_pays(const struct gemm_strassen_rule *rule, int m, int n, int k);
+// Levels of Strassen for this shape when it is used: 2 where rule says a
+// second level pays, else 1.
+int gemm_strassen_levels(const struct gemm_strassen_rule *rule, int m, int n, int k);
 
 // ---------------------------------------------------------------------------
 // Micro-kernels (gemm_kernel_*.c). They read packed data only, never a
@@ -113,16 +104,35 @@ struct gemm_kernel {
     struct gemm_blocking blocking;
 };
 
-// The active ISA's kernel and blocking.
-const struct gemm_kernel *gemm_current_kernel(void);
+// listing: gemm_context
+// The context a GEMM runs in (BLIS's cntx_t): the micro-kernel, its blocking,
+// and when gemm() may use Strassen's algorithm. Every path takes its kernel
+// from the context it is handed, so two contexts in one program compare two
+// kernels side by side, and changing one changes nothing else.
+struct gemm_context {
+    struct gemm_kernel kernel;
+    struct gemm_strassen_rule strassen;
+};
+// end listing
 
-// Replaces the micro-kernel the active ISA's packed path runs, keeping the
-// blocking (and so mr×nr, which run must compute), until
-// gemm_reset_kernels(): chapter 4 measures the same five loops around other
-// kernels with it. Returns -1 (and changes nothing) if run is NULL.
-int gemm_set_microkernel(gemm_microkernel *run);
-// Every ISA's own micro-kernel and blocking again.
-void gemm_reset_kernels(void);
+// isa's micro-kernel, blocked for this machine's caches; Strassen never.
+// isa must be one this CPU and build run (isa_supported).
+struct gemm_context gemm_context_for(enum isa isa);
+// The default context: the kernel of the process's ISA (isa_active(): the
+// widest this CPU runs, or what --isa forced) and the rule
+// gemm_strassen_set_rule gave. gemm(), gemm_packed(), gemm_parallel(),
+// gemm_small() and gemm_strassen() run in it; the _ctx and _threads forms
+// take a context.
+struct gemm_context gemm_context_default(void);
+
+// Gives ctx another blocking, to measure another choice or to test the loop
+// edges with small blocks. mr and nr must be the kernel's; returns -1 (and
+// changes nothing) otherwise, or if mc < mr, nc < nr or kc < 1.
+int gemm_context_set_blocking(struct gemm_context *ctx, struct gemm_blocking b);
+// Gives ctx's packed paths another micro-kernel of the same mr×nr (chapter
+// 4 measures the same five loops around other kernels). Returns -1 (and
+// changes nothing) if run is NULL.
+int gemm_context_set_microkernel(struct gemm_context *ctx, gemm_microkernel *run);
 
 // ---------------------------------------------------------------------------
 // Packing (gemm_pack.c). Both write zero-padded, 64-byte-aligned-friendly

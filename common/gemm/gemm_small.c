@@ -30,14 +30,14 @@ static void direct_row_block(const struct gemm_kernel *kernel, int i, int m, int
                            beta, stream);
 }
 
-void gemm_small_threads(int threads, enum gemm_trans ta, enum gemm_trans tb,
-                        int m, int n, int k, float alpha, const float *A,
-                        int lda, const float *B, int ldb, float beta, float *C,
-                        int ldc)
+void gemm_small_threads(const struct gemm_context *ctx, int threads, enum gemm_trans ta,
+                        enum gemm_trans tb, int m, int n, int k, float alpha, const float *A,
+                        int lda, const float *B, int ldb, float beta, float *C, int ldc)
 {
     if (gemm_no_products(m, n, k, alpha, beta, C, ldc))
         return;
-    const struct gemm_kernel *kernel = gemm_current_kernel();
+    const struct gemm_kernel *kernel = &ctx->kernel;
+    isa_count_use(kernel->isa);
     int mr = kernel->blocking.mr, nr = kernel->blocking.nr;
     // A non-transposed B is read in place (its rows are what a packed
     // micro-panel holds); a transposed one is packed whole, as nr-column
@@ -90,10 +90,11 @@ void gemm_small_threads(int threads, enum gemm_trans ta, enum gemm_trans tb,
 }
 // end listing
 
-// The small path on one thread (the backends and the tests call it).
+// The small path on one thread, in the default context (the tests call it).
 void gemm_small(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
                 float alpha, const float *A, int lda, const float *B, int ldb,
                 float beta, float *C, int ldc)
 {
-    gemm_small_threads(1, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    struct gemm_context ctx = gemm_context_default();
+    gemm_small_threads(&ctx, 1, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }

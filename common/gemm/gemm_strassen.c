@@ -66,14 +66,14 @@ static long block_offset(enum gemm_trans trans, int ld, int rows, int cols, int 
 
 // The five loops for one product: one thread or several. The edges and the
 // plain form's products go through here.
-static void product(int threads, enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
-                    float alpha, const float *A, int lda, const float *B, int ldb, float beta,
-                    float *C, int ldc)
+static void product(const struct gemm_context *ctx, int threads, enum gemm_trans ta,
+                    enum gemm_trans tb, int m, int n, int k, float alpha, const float *A, int lda,
+                    const float *B, int ldb, float beta, float *C, int ldc)
 {
     if (threads == 1)
-        gemm_packed(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+        gemm_packed_ctx(ctx, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     else
-        gemm_parallel_threads(threads, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+        gemm_parallel_threads(ctx, threads, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 // ---------------------------------------------------------------------------
@@ -105,12 +105,12 @@ static const float *sum_blocks(int threads, const struct strassen_term *t, enum 
 
 // C = beta·C + alpha·op(A)·op(B), with m, n and k multiples of 2^levels.
 // Returns 0, or -1 (C untouched) when out of memory for the temporaries.
-static int plain_level(int threads, int levels, enum gemm_trans ta, enum gemm_trans tb, int m,
-                       int n, int k, float alpha, const float *A, int lda, const float *B,
-                       int ldb, float beta, float *C, int ldc)
+static int plain_level(const struct gemm_context *ctx, int threads, int levels, enum gemm_trans ta,
+                       enum gemm_trans tb, int m, int n, int k, float alpha, const float *A,
+                       int lda, const float *B, int ldb, float beta, float *C, int ldc)
 {
     if (levels == 0) {
-        product(threads, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+        product(ctx, threads, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
         return 0;
     }
     int mh = m / 2, nh = n / 2, kh = k / 2;
@@ -132,9 +132,9 @@ static int plain_level(int threads, int levels, enum gemm_trans ta, enum gemm_tr
             const float *t = sum_blocks(threads, pr->b, tb, B, ldb, kh, nh, T, &ldt);
             // M = s·t: Strassen once more, or the five loops (at the last
             // level, or with no memory for another level's temporaries).
-            if (plain_level(threads, levels - 1, ta, tb, mh, nh, kh, 1.0f, s, lds, t, ldt, 0.0f,
-                            M, nh) != 0)
-                product(threads, ta, tb, mh, nh, kh, 1.0f, s, lds, t, ldt, 0.0f, M, nh);
+            if (plain_level(ctx, threads, levels - 1, ta, tb, mh, nh, kh, 1.0f, s, lds, t, ldt,
+                            0.0f, M, nh) != 0)
+                product(ctx, threads, ta, tb, mh, nh, kh, 1.0f, s, lds, t, ldt, 0.0f, M, nh);
             // Each block of C the product belongs to: C += sign·alpha·M.
             for (int d = 0; d < terms(pr->c); d++) {
                 float *c = C + block_offset(GEMM_NOTRANS, ldc, mh, nh, pr->c[d].block);
@@ -176,14 +176,14 @@ static struct gemm_blocks split_blocks(const struct gemm_blocks *x, const struct
 // listing: fused_levels
 // C[c] += op(A[a])·op(B[b]) for m, n, k multiples of 2^levels: at the
 // bottom one fused product, above it seven products of the blocks below.
-static void fused_level(int threads, int levels, enum gemm_trans ta, enum gemm_trans tb, int m,
-                        int n, int k, const float *A, int lda, const struct gemm_blocks *a,
-                        const float *B, int ldb, const struct gemm_blocks *b, float *C,
-                        int ldc, const struct gemm_blocks *c,
+static void fused_level(const struct gemm_context *ctx, int threads, int levels, enum gemm_trans ta,
+                        enum gemm_trans tb, int m, int n, int k, const float *A, int lda,
+                        const struct gemm_blocks *a, const float *B, int ldb,
+                        const struct gemm_blocks *b, float *C, int ldc, const struct gemm_blocks *c,
                         const struct gemm_fused_buffers *buf)
 {
     if (levels == 0) {
-        gemm_fused_product(threads, ta, tb, m, n, k, A, lda, a, B, ldb, b, C, ldc, c, buf);
+        gemm_fused_product(ctx, threads, ta, tb, m, n, k, A, lda, a, B, ldb, b, C, ldc, c, buf);
         return;
     }
     int mh = m / 2, nh = n / 2, kh = k / 2;
@@ -193,7 +193,7 @@ static void fused_level(int threads, int levels, enum gemm_trans ta, enum gemm_t
         struct gemm_blocks b2 = split_blocks(b, pr->b, tb, ldb, kh, nh);
         struct gemm_blocks c2 = split_blocks(c, pr->c, GEMM_NOTRANS, ldc, mh, nh);
         if (a2.count > 0 && b2.count > 0 && c2.count > 0)
-            fused_level(threads, levels - 1, ta, tb, mh, nh, kh, A, lda, &a2, B, ldb, &b2, C,
+            fused_level(ctx, threads, levels - 1, ta, tb, mh, nh, kh, A, lda, &a2, B, ldb, &b2, C,
                         ldc, &c2, buf);
     }
 }
@@ -203,9 +203,10 @@ static void fused_level(int threads, int levels, enum gemm_trans ta, enum gemm_t
 // Both forms: the core through Strassen, the edges peeled off.
 
 // listing: strassen_peel
-static void strassen(int threads, int levels, int fused, enum gemm_trans ta,
-                     enum gemm_trans tb, int m, int n, int k, float alpha, const float *A,
-                     int lda, const float *B, int ldb, float beta, float *C, int ldc)
+static void strassen(const struct gemm_context *ctx, int threads, int levels, int fused,
+                     enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
+                     const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                     int ldc)
 {
 #if !defined(_OPENMP)
     threads = 1;
@@ -222,51 +223,52 @@ static void strassen(int threads, int levels, int fused, enum gemm_trans ta,
     if (m0 > 0 && n0 > 0 && k0 > 0) {
         if (fused) {
             struct gemm_fused_buffers buf;
-            if (gemm_fused_reserve(threads, m0 / q, n0 / q, k0 / q, &buf) == 0) {
+            if (gemm_fused_reserve(ctx, threads, m0 / q, n0 / q, k0 / q, &buf) == 0) {
                 struct gemm_blocks a = {1, {0}, {1.0f}}, b = {1, {0}, {1.0f}};
                 struct gemm_blocks c = {1, {0}, {alpha}};
                 gemm_scale(m0, n0, beta, C, ldc);
-                fused_level(threads, levels, ta, tb, m0, n0, k0, A, lda, &a, B, ldb, &b, C,
+                fused_level(ctx, threads, levels, ta, tb, m0, n0, k0, A, lda, &a, B, ldb, &b, C,
                             ldc, &c, &buf);
                 done = 1;
             }
         } else {
-            done = plain_level(threads, levels, ta, tb, m0, n0, k0, alpha, A, lda, B, ldb,
+            done = plain_level(ctx, threads, levels, ta, tb, m0, n0, k0, alpha, A, lda, B, ldb,
                                beta, C, ldc) == 0;
         }
     }
     if (!done) {
         // Too small to cut, or no memory for Strassen: the five loops.
-        product(threads, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+        product(ctx, threads, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
     // The edges: the last k − k0 terms of the core's sums, then the last
     // columns and the last rows of C.
     if (k0 < k)
-        product(threads, ta, tb, m0, n0, k - k0, alpha, gemm_a_at(ta, A, lda, 0, k0), lda,
+        product(ctx, threads, ta, tb, m0, n0, k - k0, alpha, gemm_a_at(ta, A, lda, 0, k0), lda,
                 gemm_b_at(tb, B, ldb, k0, 0), ldb, 1.0f, C, ldc);
     if (n0 < n)
-        product(threads, ta, tb, m0, n - n0, k, alpha, A, lda, gemm_b_at(tb, B, ldb, 0, n0),
+        product(ctx, threads, ta, tb, m0, n - n0, k, alpha, A, lda, gemm_b_at(tb, B, ldb, 0, n0),
                 ldb, beta, C + n0, ldc);
     if (m0 < m)
-        product(threads, ta, tb, m - m0, n, k, alpha, gemm_a_at(ta, A, lda, m0, 0), lda, B, ldb,
-                beta, C + (long)m0 * ldc, ldc);
+        product(ctx, threads, ta, tb, m - m0, n, k, alpha, gemm_a_at(ta, A, lda, m0, 0), lda, B,
+                ldb, beta, C + (long)m0 * ldc, ldc);
 }
 // end listing
 
-void gemm_strassen_threads(int threads, int levels, enum gemm_trans ta, enum gemm_trans tb,
-                           int m, int n, int k, float alpha, const float *A, int lda,
-                           const float *B, int ldb, float beta, float *C, int ldc)
+void gemm_strassen_threads(const struct gemm_context *ctx, int threads, int levels,
+                           enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
+                           const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                           int ldc)
 {
-    strassen(threads, levels, 1, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    strassen(ctx, threads, levels, 1, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-void gemm_strassen_plain_threads(int threads, int levels, enum gemm_trans ta,
-                                 enum gemm_trans tb, int m, int n, int k, float alpha,
-                                 const float *A, int lda, const float *B, int ldb,
+void gemm_strassen_plain_threads(const struct gemm_context *ctx, int threads, int levels,
+                                 enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
+                                 float alpha, const float *A, int lda, const float *B, int ldb,
                                  float beta, float *C, int ldc)
 {
-    strassen(threads, levels, 0, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    strassen(ctx, threads, levels, 0, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 void gemm_strassen(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
@@ -277,12 +279,13 @@ void gemm_strassen(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, 
 #if defined(_OPENMP)
     threads = omp_get_max_threads();
 #endif
-    strassen(threads, gemm_strassen_levels(m, n, k), 1, ta, tb, m, n, k, alpha, A, lda, B, ldb,
-             beta, C, ldc);
+    struct gemm_context ctx = gemm_context_default();
+    strassen(&ctx, threads, gemm_strassen_levels(&ctx.strassen, m, n, k), 1, ta, tb, m, n, k, alpha,
+             A, lda, B, ldb, beta, C, ldc);
 }
 
 // listing: strassen_bound
-double gemm_strassen_error_bound(int levels, int k, double ab, double beta_c0)
+double gemm_strassen_error_bound(int levels, int k, int kc, double ab, double beta_c0)
 {
     // Written out, an element of C is a signed sum of products a·b. Every
     // one of them passes through at most N roundings on its way, so the
@@ -298,7 +301,6 @@ double gemm_strassen_error_bound(int levels, int k, double ab, double beta_c0)
     // per product block and per pass of the pc loop (4 products per block
     // of C and level, 4^levels in all); the sums of blocks, the scaling by
     // alpha and beta, the peeled edges.
-    int kc = gemm_current_kernel()->blocking.kc;
     double passes = kl > kc ? (double)((kl + kc - 1) / kc) : 1.0;
     double n = kl + passes * (double)(1 << (2 * levels)) + 6.0 * levels + 8.0;
     double u = 0.5 * FLT_EPSILON;

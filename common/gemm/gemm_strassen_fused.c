@@ -32,9 +32,10 @@ static long b_panel_size(struct gemm_blocking bl, int n, int k)
     return ((long)(nc + bl.nr - 1) / bl.nr * bl.nr * kc + 15) / 16 * 16;
 }
 
-int gemm_fused_reserve(int threads, int m, int n, int k, struct gemm_fused_buffers *buf)
+int gemm_fused_reserve(const struct gemm_context *ctx, int threads, int m, int n, int k,
+                       struct gemm_fused_buffers *buf)
 {
-    struct gemm_blocking bl = gemm_current_kernel()->blocking;
+    struct gemm_blocking bl = ctx->kernel.blocking;
     buf->a = gemm_buffer(GEMM_BUFFER_A, a_block_size(bl, m, k) * threads);
     buf->b = gemm_buffer(GEMM_BUFFER_B, b_panel_size(bl, n, k) * threads);
     return buf->a != NULL && buf->b != NULL ? 0 : -1;
@@ -169,12 +170,11 @@ static void macro_kernel_sums(const struct gemm_kernel *kernel, int mc, int nc, 
 // end listing
 
 // The five loops of gemm_packed.c on one thread, for one product.
-static void fused_loops(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
-                        const float *A, int lda, const struct gemm_blocks *a, const float *B,
-                        int ldb, const struct gemm_blocks *b, float *C, int ldc,
+static void fused_loops(const struct gemm_kernel *kernel, enum gemm_trans ta, enum gemm_trans tb,
+                        int m, int n, int k, const float *A, int lda, const struct gemm_blocks *a,
+                        const float *B, int ldb, const struct gemm_blocks *b, float *C, int ldc,
                         const struct gemm_blocks *c, float *a_packed, float *b_packed)
 {
-    const struct gemm_kernel *kernel = gemm_current_kernel();
     struct gemm_blocking bl = kernel->blocking;
     int mc = min_int(bl.mc, m), nc = min_int(bl.nc, n), kc = min_int(bl.kc, k);
     int mc_even = gemm_even_block(m, mc, bl.mr);
@@ -194,16 +194,17 @@ static void fused_loops(enum gemm_trans ta, enum gemm_trans tb, int m, int n, in
 }
 
 // listing: fused_product
-void gemm_fused_product(int threads, enum gemm_trans ta, enum gemm_trans tb, int m, int n,
-                        int k, const float *A, int lda, const struct gemm_blocks *a,
-                        const float *B, int ldb, const struct gemm_blocks *b, float *C,
-                        int ldc, const struct gemm_blocks *c,
+void gemm_fused_product(const struct gemm_context *ctx, int threads, enum gemm_trans ta,
+                        enum gemm_trans tb, int m, int n, int k, const float *A, int lda,
+                        const struct gemm_blocks *a, const float *B, int ldb,
+                        const struct gemm_blocks *b, float *C, int ldc, const struct gemm_blocks *c,
                         const struct gemm_fused_buffers *buf)
 {
     // Each thread takes a slab of whole micro-panels of columns and runs the
     // loops on it alone, with its own buffers: no barriers, but every thread
     // packs all of A, where gemm_parallel.c packs each block of A once.
-    struct gemm_blocking bl = gemm_current_kernel()->blocking;
+    struct gemm_blocking bl = ctx->kernel.blocking;
+    isa_count_use(ctx->kernel.isa);
     int panels = (n + bl.nr - 1) / bl.nr;
     long a_size = a_block_size(bl, m, k), b_size = b_panel_size(bl, n, k);
     threads = threads < 1 ? 1 : threads > panels ? panels : threads;
@@ -211,8 +212,9 @@ void gemm_fused_product(int threads, enum gemm_trans ta, enum gemm_trans tb, int
     for (int t = 0; t < threads; t++) {
         int j_lo = panels * t / threads * bl.nr;
         int j_hi = min_int(n, panels * (t + 1) / threads * bl.nr);
-        fused_loops(ta, tb, m, j_hi - j_lo, k, A, lda, a, gemm_b_at(tb, B, ldb, 0, j_lo), ldb,
-                    b, C + j_lo, ldc, c, buf->a + a_size * t, buf->b + b_size * t);
+        fused_loops(&ctx->kernel, ta, tb, m, j_hi - j_lo, k, A, lda, a,
+                    gemm_b_at(tb, B, ldb, 0, j_lo), ldb, b, C + j_lo, ldc, c, buf->a + a_size * t,
+                    buf->b + b_size * t);
     }
 }
 // end listing

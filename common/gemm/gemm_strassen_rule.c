@@ -2,17 +2,13 @@
 // deep. Like the blocking, it is a fact about the machine, so it is measured
 // there: `make stage-05 strassen` times Strassen against the five loops,
 // measures its error, and writes what it found into a file
-// (tools/strassen-rule.sh). The library reads the file named by the
-// environment variable GEMM_STRASSEN_RULE, once; without one it never picks
+// (tools/strassen-rule.sh). A program reads the file at its start into its
+// default context (gemm_strassen_set_rule); without one gemm() never picks
 // Strassen.
 #include "gemm_parts.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-
-static struct gemm_strassen_rule rule; // all zero: never
-static int rule_is_set;
 
 int gemm_strassen_read_rule(const char *path, struct gemm_strassen_rule *out)
 {
@@ -46,24 +42,6 @@ int gemm_strassen_read_rule(const char *path, struct gemm_strassen_rule *out)
     return 0;
 }
 
-struct gemm_strassen_rule gemm_strassen_current_rule(void)
-{
-    if (!rule_is_set) {
-        // A file that is missing or malformed leaves the rule at "never".
-        const char *path = getenv("GEMM_STRASSEN_RULE");
-        if (path != NULL && *path != '\0')
-            gemm_strassen_read_rule(path, &rule);
-        rule_is_set = 1;
-    }
-    return rule;
-}
-
-void gemm_strassen_set_rule(struct gemm_strassen_rule r)
-{
-    rule = r;
-    rule_is_set = 1;
-}
-
 static int smallest(int m, int n, int k)
 {
     int s = m < n ? m : n;
@@ -71,18 +49,16 @@ static int smallest(int m, int n, int k)
 }
 
 // listing: strassen_pays
-int gemm_strassen_pays(int m, int n, int k)
+int gemm_strassen_pays(const struct gemm_strassen_rule *r, int m, int n, int k)
 {
     // Both halves of the rule, each measured: faster at this size, and
     // within gemm()'s error bound. The shape decides, never the thread count,
     // so the bits do not depend on it.
-    struct gemm_strassen_rule r = gemm_strassen_current_rule();
-    return r.within_bound && r.faster_from > 0 && smallest(m, n, k) >= r.faster_from;
+    return r->within_bound && r->faster_from > 0 && smallest(m, n, k) >= r->faster_from;
 }
 // end listing
 
-int gemm_strassen_levels(int m, int n, int k)
+int gemm_strassen_levels(const struct gemm_strassen_rule *r, int m, int n, int k)
 {
-    struct gemm_strassen_rule r = gemm_strassen_current_rule();
-    return r.two_levels_from > 0 && smallest(m, n, k) >= r.two_levels_from ? 2 : 1;
+    return r->two_levels_from > 0 && smallest(m, n, k) >= r->two_levels_from ? 2 : 1;
 }

@@ -357,7 +357,9 @@ int bench_run(const struct bench_stage *stage, const struct bench_options *o)
 
     int status = 0;
     int with_blas_rows = !o->append && selected(o, stage->nkernels);
-    enum isa run_isa = isa_active();
+    // The ISA the program's rows run on between those of their own: --isa's,
+    // else the widest.
+    enum isa run_isa = o->isa != ISA_COUNT ? o->isa : isa_best();
     for (int si = 0; si < o->nshapes && status == 0; si++) {
         struct problem p = {o->shapes[si], NULL, NULL, NULL};
         int m = p.s.m, n = p.s.n, k = p.s.k;

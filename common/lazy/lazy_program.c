@@ -21,12 +21,14 @@ struct lazy_program {
 // The generated kernels call this for their GEMMs. The backend is the one of
 // the program running now: programs run one at a time.
 static const struct gemm_backend *running_gemm;
+static struct gemm_context running_context;
 
 static int call_gemm(int ta, int tb, int m, int n, int k, const float *A, int lda,
                      const float *B, int ldb, float *C, int ldc)
 {
-    return running_gemm->run(ta ? GEMM_TRANS : GEMM_NOTRANS, tb ? GEMM_TRANS : GEMM_NOTRANS, m,
-                             n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+    return running_gemm->run(&running_context, ta ? GEMM_TRANS : GEMM_NOTRANS,
+                             tb ? GEMM_TRANS : GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C,
+                             ldc);
 }
 
 static int computed(const struct lazy_node *n)
@@ -217,6 +219,7 @@ void lazy_program_free(struct lazy_program *p)
 int lazy_program_run(struct lazy_program *p, char *err, size_t errlen)
 {
     running_gemm = p->gemm;
+    running_context = gemm_context_default();
     for (int k = 0; k < p->s.nkernels; k++) {
         struct lazy_kernel *K = &p->s.kernels[k];
         for (int a = 0; a < K->nargs; a++) {

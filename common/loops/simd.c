@@ -6,10 +6,7 @@
 // kernels exist only in an x86-64 build and the NEON one only in an AArch64
 // build, so each entry sits behind the matching #if; isa_active() never
 // names an ISA this build lacks.
-typedef void matmul_fn(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
-                       float *C, int ldc);
-
-static matmul_fn *const by_isa[ISA_COUNT] = {
+static matmul_simd_fn *const by_isa[ISA_COUNT] = {
     [ISA_SCALAR] = matmul_simd_scalar,
 #if defined(__x86_64__)
     [ISA_AVX2] = matmul_simd_avx2,
@@ -26,3 +23,9 @@ void matmul_simd(int m, int n, int k, const float *A, int lda, const float *B, i
     by_isa[isa_active()](m, n, k, A, lda, B, ldb, C, ldc);
 }
 // end listing
+
+matmul_simd_fn *matmul_simd_for(enum isa isa)
+{
+    isa_count_use(isa);
+    return by_isa[isa];
+}

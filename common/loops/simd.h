@@ -1,6 +1,8 @@
 #ifndef SIMD_H
 #define SIMD_H
 
+#include "cpu.h"
+
 // Chapter 3: register blocking with SIMD. Each kernel keeps an MR×NR block
 // of C in vector registers while it runs down the whole k dimension, reading
 // A and B straight from the matrices (no packing yet: that is chapter 4).
@@ -11,6 +13,12 @@
 // runs, unless --isa forced another).
 void matmul_simd(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
                  float *C, int ldc);
+
+// The kernel below of a given ISA, one this build holds (isa_supported):
+// for a program that carries its ISA in a context (the GEMM backend "simd").
+typedef void matmul_simd_fn(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
+                            float *C, int ldc);
+matmul_simd_fn *matmul_simd_for(enum isa isa);
 
 // One per instruction set. Each is defined only where it compiles: the
 // AVX ones on x86-64, the NEON ones on AArch64, the scalar one everywhere.

@@ -58,36 +58,19 @@ static struct tensor *cnn_forward_fused(struct nn_model *m, struct tape *t, stru
 }
 // end listing
 
-static struct tensor *cnn_forward_0(struct nn_model *m, struct tape *t, struct tensor *x)
+// The forward of every step: with as many convolutions fused with their
+// pooling as the tape's config says (NN_CNN_FUSED unless it says).
+static struct tensor *cnn_forward(struct nn_model *m, struct tape *t, struct tensor *x)
 {
-    return cnn_forward_fused(m, t, x, 0);
-}
-
-static struct tensor *cnn_forward_1(struct nn_model *m, struct tape *t, struct tensor *x)
-{
-    return cnn_forward_fused(m, t, x, 1);
-}
-
-static struct tensor *cnn_forward_2(struct nn_model *m, struct tape *t, struct tensor *x)
-{
-    return cnn_forward_fused(m, t, x, 2);
-}
-
-static nn_forward_fn *const cnn_forwards[3] = {cnn_forward_0, cnn_forward_1, cnn_forward_2};
-
-int nn_cnn_set_fused(struct nn_model *m, int convs)
-{
-    if (convs < 0 || convs > 2)
-        return -1;
-    m->forward = cnn_forwards[convs];
-    return 0;
+    int fused = tape_config(t)->fused_pools;
+    return cnn_forward_fused(m, t, x, fused < 0 ? NN_CNN_FUSED : fused);
 }
 
 int nn_cnn_init(struct nn_model *m, uint64_t seed, char *err, size_t errlen)
 {
     memset(m, 0, sizeof *m);
     snprintf(m->desc, sizeof m->desc, "cnn 1x28x28-c32-p-c64-p-128-10");
-    m->forward = cnn_forwards[NN_CNN_FUSED];
+    m->forward = cnn_forward;
     m->inputs = IMG * IMG;  // a flattened image, as for the MLP
     m->forward_flops = nn_cnn_forward_flops();
     m->train_flops = nn_cnn_train_flops();

@@ -57,13 +57,12 @@ int nn_cnn_init(struct nn_model *m, uint64_t seed, char *err, size_t errlen);
 // first layer's). nn_cnn_init stores them in the model.
 double nn_cnn_forward_flops(void);
 double nn_cnn_train_flops(void);
-// How many of the CNN's two convolutions (the first `convs`) run with their
-// ReLU and pooling as one op, op_conv2d_relu_maxpool2, instead of
-// op_conv2d_relu then op_maxpool2: the same bits, another speed. nn_cnn_init
-// sets NN_CNN_FUSED, the fastest measured (chapter 8); the bench and the
-// tests set the others. Returns 0, or -1 for convs outside 0..2.
+// How many of the CNN's two convolutions run with their ReLU and pooling as
+// one op, op_conv2d_relu_maxpool2, instead of op_conv2d_relu then
+// op_maxpool2, when the tape's config leaves it to the model (fused_pools
+// -1): both, the fastest measured (chapter 8). The same bits, another
+// speed; the bench and the tests set the config's fused_pools to compare.
 enum { NN_CNN_FUSED = 2 };
-int nn_cnn_set_fused(struct nn_model *m, int convs);
 
 // What every model shares (model.c).
 void nn_model_free(struct nn_model *m);

@@ -10,11 +10,18 @@
 #endif
 
 #include "optim.h"
+#include "tape.h"
 
 struct optim_config optim_defaults(enum optim_kind kind, float lr, float weight_decay)
 {
-    return (struct optim_config){.kind = kind, .lr = lr, .momentum = 0.9f, .beta1 = 0.9f,
-                                 .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = weight_decay};
+    return (struct optim_config){.kind = kind,
+                                 .lr = lr,
+                                 .momentum = 0.9f,
+                                 .beta1 = 0.9f,
+                                 .beta2 = 0.999f,
+                                 .eps = 1e-8f,
+                                 .weight_decay = weight_decay,
+                                 .isa = tape_config_default().isa};
 }
 
 int optim_parse(const char *name, enum optim_kind *out)
@@ -90,6 +97,7 @@ static const struct optim_kernels by_isa[ISA_COUNT] = {
 
 const struct optim_kernels *optim_kernels(enum isa isa)
 {
+    isa_count_use(isa);
     return &by_isa[isa];
 }
 
@@ -124,7 +132,7 @@ static int valid(const struct optim_config *c)
 
 struct optim *optim_new(const struct optim_config *c, struct tensor *const *params, int nparams)
 {
-    if (!c || !valid(c) || nparams < 0 || (nparams > 0 && !params))
+    if (!c || !valid(c) || !isa_supported(c->isa) || nparams < 0 || (nparams > 0 && !params))
         return NULL;
     long total = 0;
     for (int i = 0; i < nparams; i++) {
@@ -215,7 +223,7 @@ static void update_range(const struct optim *o, const struct optim_kernels *k,
 // not depend on the thread count.
 void optim_step(struct optim *o)
 {
-    const struct optim_kernels *k = optim_kernels(isa_active());
+    const struct optim_kernels *k = optim_kernels(o->c.isa);
     const struct optim_config *c = &o->c;
     o->steps++;
     // The bias corrections in double (β2ᵗ for t in the thousands loses

@@ -19,10 +19,13 @@ struct optim_config {
     float beta1, beta2;    // Adam
     float eps;             // Adam
     float weight_decay;
+    enum isa isa; // the update loops' instruction set
 };
 
 // PyTorch's defaults: SGD momentum 0.9; Adam β 0.9, 0.999, ε 1e-8. lr and
-// weight decay as given.
+// weight decay as given; the loops of the default context's ISA
+// (tape_config_default: a program that trains on a tape of another ISA
+// sets isa to the tape's).
 struct optim_config optim_defaults(enum optim_kind kind, float lr, float weight_decay);
 // "sgd" or "adam"; 0 and *out set, or -1.
 int optim_parse(const char *name, enum optim_kind *out);
@@ -45,7 +48,7 @@ struct optim_kernels {
     void (*adam)(long n, float *p, const float *g, float *m, float *v, const struct adam_step *s);
 };
 // The loops of isa, which must be one this CPU runs (isa_supported);
-// optim_step uses isa_active()'s.
+// optim_step uses its config's.
 const struct optim_kernels *optim_kernels(enum isa isa);
 
 void sgd_update_scalar(long n, float *p, const float *g, float *v, float lr, float momentum,

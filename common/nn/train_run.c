@@ -35,6 +35,8 @@ struct tape_config train_options_tape(const struct train_options *o)
     c.gemm = &all[o->gemm];
     c.conv = (enum conv_path)o->conv;
     c.memory = (enum memory_mode)o->memory;
+    if (o->isa != ISA_COUNT)
+        tape_config_set_isa(&c, o->isa);
     return c;
 }
 
@@ -361,13 +363,14 @@ int train_run(const struct train_options *o, const struct train_model *tm)
         fprintf(stderr, "error: %s\n", err);
         goto out;
     }
+    struct tape_config config = train_options_tape(o);
     struct optim_config oc = optim_defaults(o->optim, (float)o->lr, (float)o->wd);
+    oc.isa = config.isa;
     opt = optim_new(&oc, m.params, m.nparams);
     if (!opt) {
         fprintf(stderr, "error: cannot make the optimizer (out of memory?)\n");
         goto out;
     }
-    struct tape_config config = train_options_tape(o);
     if (trainer_init(&tr, &config, (int)o->batch, ds.train.pixels, ds.train.count, err,
                      sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);

@@ -44,7 +44,7 @@ void train_options_init(struct train_options *o, long batch, long epochs);
 // together. Returns 0, or -1 with the problem in err.
 int train_options_check(struct train_options *o, char *err, size_t errlen);
 // The tape's config these options ask for: their GEMM backend, conv path and
-// memory, on the active ISA (isa_active(), which --isa forced if given).
+// memory, on the ISA --isa named (else the default context's).
 struct tape_config train_options_tape(const struct train_options *o);
 // The learning rate of epoch e (1 ≤ e ≤ epochs): lr, or with --lr-decay
 // cosine half a cosine from lr down towards 0 over the run,

@@ -20,11 +20,33 @@ static void packed(int m, int n, int k, const float *A, int lda, const float *B,
 static void packed_l1kc(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
                         float *C, int ldc)
 {
-    struct gemm_blocking now = gemm_current_blocking();
+    struct gemm_context ctx = gemm_context_default();
+    struct gemm_blocking now = ctx.kernel.blocking;
     struct cpu_caches c = cpu_caches();
-    gemm_set_blocking(gemm_blocking_for_l1(c.l1d, c.l2, c.l3, now.mr, now.nr));
-    gemm_packed(GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
-    gemm_reset_kernels();
+    gemm_context_set_blocking(&ctx, gemm_blocking_for_l1(c.l1d, c.l2, c.l3, now.mr, now.nr));
+    gemm_packed_ctx(&ctx, GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+}
+
+// The staircase's steps in the default context: the row's ISA's kernel.
+static void step1(int m, int n, int k, const float *A, int lda, const float *B, int ldb, float *C,
+                  int ldc)
+{
+    struct gemm_context ctx = gemm_context_default();
+    stair_blocked(&ctx, m, n, k, A, lda, B, ldb, C, ldc);
+}
+
+static void step2(int m, int n, int k, const float *A, int lda, const float *B, int ldb, float *C,
+                  int ldc)
+{
+    struct gemm_context ctx = gemm_context_default();
+    stair_packed_loops(&ctx, m, n, k, A, lda, B, ldb, C, ldc);
+}
+
+static void step3(int m, int n, int k, const float *A, int lda, const float *B, int ldb, float *C,
+                  int ldc)
+{
+    struct gemm_context ctx = gemm_context_default();
+    stair_simd_no_prefetch(&ctx, m, n, k, A, lda, B, ldb, C, ldc);
 }
 
 static const struct bench_kernel kernels[] = {
@@ -36,13 +58,13 @@ static const struct bench_kernel kernels[] = {
     {"packed_avx512_l1kc", ISA_AVX512, 0, packed_l1kc},
     {"packed_neon_l1kc", ISA_NEON, 0, packed_l1kc},
     // the staircase: step 3 of AVX2 and NEON, and step 4 of all, is packed_*
-    {"step1_blocked_avx2", ISA_AVX2, 0, stair_blocked},
-    {"step2_packed_avx2", ISA_AVX2, 0, stair_packed_loops},
-    {"step1_blocked_avx512", ISA_AVX512, 0, stair_blocked},
-    {"step2_packed_avx512", ISA_AVX512, 0, stair_packed_loops},
-    {"step3_simd_avx512", ISA_AVX512, 0, stair_simd_no_prefetch},
-    {"step1_blocked_neon", ISA_NEON, 0, stair_blocked},
-    {"step2_packed_neon", ISA_NEON, 0, stair_packed_loops},
+    {"step1_blocked_avx2", ISA_AVX2, 0, step1},
+    {"step2_packed_avx2", ISA_AVX2, 0, step2},
+    {"step1_blocked_avx512", ISA_AVX512, 0, step1},
+    {"step2_packed_avx512", ISA_AVX512, 0, step2},
+    {"step3_simd_avx512", ISA_AVX512, 0, step3},
+    {"step1_blocked_neon", ISA_NEON, 0, step1},
+    {"step2_packed_neon", ISA_NEON, 0, step2},
 };
 
 int main(int argc, char **argv)

@@ -1,7 +1,8 @@
 // staircase.c: the packed GEMM of common/gemm/ built one step at a time,
 // as BLISlab builds it, so chapter 4 can measure what each step buys. Only
 // the first step has loops of its own; the others run gemm_packed() with
-// a different micro-kernel plugged in (gemm_set_microkernel()).
+// a different micro-kernel plugged into a context of their own
+// (gemm_context_set_microkernel()).
 #include "staircase.h"
 
 #include "gemm.h"
@@ -32,10 +33,10 @@ static void block_loops(int m, int n, int kc, float alpha, const float *a, long 
 
 // listing: stair_blocked
 // Step 1: the five loops, no packing. A is m×k (lda ≥ k), B is k×n (ldb ≥ n).
-void stair_blocked(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
-                   float *C, int ldc)
+void stair_blocked(const struct gemm_context *ctx, int m, int n, int k, const float *A, int lda,
+                   const float *B, int ldb, float *C, int ldc)
 {
-    struct gemm_blocking bl = gemm_current_blocking();
+    struct gemm_blocking bl = ctx->kernel.blocking;
     gemm_scale(m, n, 0.0f, C, ldc);
     for (int jc = 0; jc < n; jc += bl.nc)
         for (int pc = 0; pc < k; pc += bl.kc)
@@ -55,22 +56,27 @@ void stair_blocked(int m, int n, int k, const float *A, int lda, const float *B,
 // and micro-panel of B (b[p*nr + j]), with the micro-kernel's contract:
 // C = alpha·a·b + beta·C, C not read when beta is 0 (alpha is applied to
 // each product, not to the sum: a rounding of its own, within the bound).
+// A micro-kernel is told nothing of its context, so the sliver's mr and the
+// micro-panel's nr, the blocking's, are set before the loops run.
+static int loops_mr, loops_nr;
+
 static void loops_kernel(int m, int n, int kc, const float *a, const float *b, float *C,
                          int ldc, float alpha, float beta)
 {
-    struct gemm_blocking bl = gemm_current_blocking();
     gemm_scale(m, n, beta, C, ldc);
-    block_loops(m, n, kc, alpha, a, 1, bl.mr, b, bl.nr, C, ldc);
+    block_loops(m, n, kc, alpha, a, 1, loops_mr, b, loops_nr, C, ldc);
 }
 
 // Step 2: gemm_packed(), with the plain loop as its micro-kernel.
-void stair_packed_loops(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
-                        float *C, int ldc)
+void stair_packed_loops(const struct gemm_context *ctx, int m, int n, int k, const float *A,
+                        int lda, const float *B, int ldb, float *C, int ldc)
 {
-    gemm_microkernel *was = gemm_current_kernel()->run;
-    gemm_set_microkernel(loops_kernel);
-    gemm_packed(GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
-    gemm_set_microkernel(was);
+    struct gemm_context plain = *ctx;
+    gemm_context_set_microkernel(&plain, loops_kernel);
+    loops_mr = plain.kernel.blocking.mr;
+    loops_nr = plain.kernel.blocking.nr;
+    gemm_packed_ctx(&plain, GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C,
+                    ldc);
 }
 // end listing
 
@@ -78,15 +84,15 @@ void stair_packed_loops(int m, int n, int k, const float *A, int lda, const floa
 // Step 3: gemm_packed() with the ISA's SIMD micro-kernel, but without the
 // prefetch of C. Only the AVX-512 kernel prefetches C; the others run as
 // they are, and for them step 3 is already the library's gemm_packed().
-void stair_simd_no_prefetch(int m, int n, int k, const float *A, int lda, const float *B,
-                            int ldb, float *C, int ldc)
+void stair_simd_no_prefetch(const struct gemm_context *ctx, int m, int n, int k, const float *A,
+                            int lda, const float *B, int ldb, float *C, int ldc)
 {
-    gemm_microkernel *was = gemm_current_kernel()->run;
+    struct gemm_context step3 = *ctx;
 #if defined(__x86_64__)
-    if (gemm_current_kernel()->isa == ISA_AVX512)
-        gemm_set_microkernel(gemm_kernel_avx512_no_prefetch_c);
+    if (step3.kernel.isa == ISA_AVX512)
+        gemm_context_set_microkernel(&step3, gemm_kernel_avx512_no_prefetch_c);
 #endif
-    gemm_packed(GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
-    gemm_set_microkernel(was);
+    gemm_packed_ctx(&step3, GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C,
+                    ldc);
 }
 // end listing

@@ -3,6 +3,7 @@
 // a path and a thread count from the shape, and Strassen's algorithm
 // (common/gemm/gemm_strassen.c), against OpenBLAS on as many threads.
 #include <omp.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
@@ -25,7 +26,8 @@ static void front_door(int m, int n, int k, const float *A, int lda, const float
 static void small_path(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
                        float *C, int ldc)
 {
-    gemm_small_threads(omp_get_max_threads(), GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f, A,
+    struct gemm_context ctx = gemm_context_default();
+    gemm_small_threads(&ctx, omp_get_max_threads(), GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f, A,
                        lda, B, ldb, 0.0f, C, ldc);
 }
 
@@ -33,10 +35,12 @@ static void packed_path(int m, int n, int k, const float *A, int lda, const floa
                         float *C, int ldc)
 {
     int threads = omp_get_max_threads();
+    struct gemm_context ctx = gemm_context_default();
     if (threads == 1)
-        gemm_packed(GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+        gemm_packed_ctx(&ctx, GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C,
+                        ldc);
     else
-        gemm_parallel_threads(threads, GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B,
+        gemm_parallel_threads(&ctx, threads, GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B,
                               ldb, 0.0f, C, ldc);
 }
 
@@ -53,21 +57,24 @@ static void strassen(int m, int n, int k, const float *A, int lda, const float *
 static void strassen1(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
                       float *C, int ldc)
 {
-    gemm_strassen_threads(omp_get_max_threads(), 1, GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f,
+    struct gemm_context ctx = gemm_context_default();
+    gemm_strassen_threads(&ctx, omp_get_max_threads(), 1, GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f,
                           A, lda, B, ldb, 0.0f, C, ldc);
 }
 
 static void strassen2(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
                       float *C, int ldc)
 {
-    gemm_strassen_threads(omp_get_max_threads(), 2, GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f,
+    struct gemm_context ctx = gemm_context_default();
+    gemm_strassen_threads(&ctx, omp_get_max_threads(), 2, GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f,
                           A, lda, B, ldb, 0.0f, C, ldc);
 }
 
 static void strassen_plain(int m, int n, int k, const float *A, int lda, const float *B,
                            int ldb, float *C, int ldc)
 {
-    gemm_strassen_plain_threads(omp_get_max_threads(), 1, GEMM_NOTRANS, GEMM_NOTRANS, m, n, k,
+    struct gemm_context ctx = gemm_context_default();
+    gemm_strassen_plain_threads(&ctx, omp_get_max_threads(), 1, GEMM_NOTRANS, GEMM_NOTRANS, m, n, k,
                                 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
 }
 
@@ -91,15 +98,18 @@ static struct bench_kernel kernels[] = {
 // (gemm_strassen_error_bound); `strassen` takes the rule's levels, at most two.
 static double strassen_bound(const char *kernel, int k, double ab)
 {
+    int kc = gemm_context_default().kernel.blocking.kc;
     if (strcmp(kernel, "strassen1") == 0 || strcmp(kernel, "strassen_plain") == 0)
-        return gemm_strassen_error_bound(1, k, ab, 0.0);
+        return gemm_strassen_error_bound(1, k, kc, ab, 0.0);
     if (strcmp(kernel, "strassen2") == 0 || strcmp(kernel, "strassen") == 0)
-        return gemm_strassen_error_bound(2, k, ab, 0.0);
+        return gemm_strassen_error_bound(2, k, kc, ab, 0.0);
     return 0.0;
 }
 
 int main(int argc, char **argv)
 {
+    // When gemm() may use Strassen: the rule `make stage-05 strassen` measured.
+    gemm_strassen_use_file(env_read().strassen_rule);
     struct bench_stage stage = {
         .name = "stage-05",
         .kernels = kernels,
@@ -113,6 +123,6 @@ int main(int argc, char **argv)
     if (rc != 0)
         return rc == 1 ? 0 : rc;
     for (size_t i = 3; i < sizeof kernels / sizeof kernels[0]; i++)
-        kernels[i].isa = isa_active();
+        kernels[i].isa = gemm_context_default().kernel.isa;
     return bench_run(&stage, &o);
 }

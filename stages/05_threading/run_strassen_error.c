@@ -29,29 +29,30 @@
 #include "machine.h"
 
 static int threads;
+static struct gemm_context context; // the default, made once --isa is read
 
 static void five_loops(int n, const float *A, const float *B, float *C)
 {
-    gemm_parallel_threads(threads, GEMM_NOTRANS, GEMM_NOTRANS, n, n, n, 1.0f, A, n, B, n, 0.0f,
-                          C, n);
+    gemm_parallel_threads(&context, threads, GEMM_NOTRANS, GEMM_NOTRANS, n, n, n, 1.0f, A, n, B, n,
+                          0.0f, C, n);
 }
 
 static void strassen1(int n, const float *A, const float *B, float *C)
 {
-    gemm_strassen_threads(threads, 1, GEMM_NOTRANS, GEMM_NOTRANS, n, n, n, 1.0f, A, n, B, n,
-                          0.0f, C, n);
+    gemm_strassen_threads(&context, threads, 1, GEMM_NOTRANS, GEMM_NOTRANS, n, n, n, 1.0f, A, n, B,
+                          n, 0.0f, C, n);
 }
 
 static void strassen2(int n, const float *A, const float *B, float *C)
 {
-    gemm_strassen_threads(threads, 2, GEMM_NOTRANS, GEMM_NOTRANS, n, n, n, 1.0f, A, n, B, n,
-                          0.0f, C, n);
+    gemm_strassen_threads(&context, threads, 2, GEMM_NOTRANS, GEMM_NOTRANS, n, n, n, 1.0f, A, n, B,
+                          n, 0.0f, C, n);
 }
 
 static void strassen_plain(int n, const float *A, const float *B, float *C)
 {
-    gemm_strassen_plain_threads(threads, 1, GEMM_NOTRANS, GEMM_NOTRANS, n, n, n, 1.0f, A, n, B,
-                                n, 0.0f, C, n);
+    gemm_strassen_plain_threads(&context, threads, 1, GEMM_NOTRANS, GEMM_NOTRANS, n, n, n, 1.0f, A,
+                                n, B, n, 0.0f, C, n);
 }
 
 struct kernel {
@@ -136,7 +137,8 @@ static void measure(FILE *csv, const struct kernel *kern, const char *data, int 
     double ab = max_abs(A, count) * max_abs(B, count);
     double u = 0.5 * FLT_EPSILON;
     double normwise = max_error / (u * n * ab);
-    double vs_bound = max_error / gemm_strassen_error_bound(kern->levels, n, ab, 0.0);
+    double vs_bound =
+        max_error / gemm_strassen_error_bound(kern->levels, n, context.kernel.blocking.kc, ab, 0.0);
     fprintf(csv, "%s,%s,%d,%d,%d,%d,%.4g,%.4g,%.4g,%.4g\n", kern->name, data, threads, n, n, n,
             max_error, normwise, elementwise, vs_bound);
     fflush(csv);
@@ -175,6 +177,7 @@ int main(int argc, char **argv)
     if (rc != 0)
         return rc == 1 ? 0 : rc;
     threads = o.threads;
+    context = gemm_context_default();
     omp_set_num_threads(threads);
     FILE *csv = stdout;
     if (o.csv != NULL && strcmp(o.csv, "-") != 0 && (csv = fopen(o.csv, "w")) == NULL) {

@@ -59,14 +59,17 @@ static struct gemm_call calls[MAX_CALLS];
 static int ncalls;
 static int recording;  // on for one step only
 
-static int recording_backend(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k,
-                             float alpha, const float *A, int lda, const float *B, int ldb,
-                             float beta, float *C, int ldc)
+static struct gemm_context recorded_context; // the context of the calls recorded
+
+static int recording_backend(const struct gemm_context *ctx, enum gemm_trans ta, enum gemm_trans tb,
+                             int m, int n, int k, float alpha, const float *A, int lda,
+                             const float *B, int ldb, float beta, float *C, int ldc)
 {
     if (recording && ncalls < MAX_CALLS)
         calls[ncalls++] = (struct gemm_call){ta, tb, m, n, k, lda, ldb, ldc, alpha, beta,
                                              A, B, C};
-    return real->run(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    recorded_context = *ctx;
+    return real->run(ctx, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 static const struct gemm_backend recorder = {"recorder", "records each call", recording_backend, 0};
@@ -148,8 +151,8 @@ static void replay_gemms(void)
 {
     for (int i = 0; i < ncalls; i++) {
         const struct gemm_call *c = &calls[i];
-        real->run(c->ta, c->tb, c->m, c->n, c->k, c->alpha, c->A, c->lda, c->B, c->ldb, c->beta,
-                  c->C, c->ldc);
+        real->run(&recorded_context, c->ta, c->tb, c->m, c->n, c->k, c->alpha, c->A, c->lda, c->B,
+                  c->ldb, c->beta, c->C, c->ldc);
     }
 }
 
@@ -315,6 +318,8 @@ static void measure(struct run *r, const struct gemm_backend *be, enum isa isa,
 
 int main(int argc, char **argv)
 {
+    // When gemm() may use Strassen: the rule `make stage-05 strassen` measured.
+    gemm_strassen_use_file(env_read().strassen_rule);
     struct options o;
     int p = parse(argc, argv, &o);
     if (p != 0)
@@ -342,7 +347,7 @@ int main(int argc, char **argv)
             "GFLOPS", "gemms", "live", "reserved");
     int count;
     const struct gemm_backend *all = gemm_backend_all(&count);
-    enum isa isa = isa_active();
+    enum isa isa = tape_config_default().isa;
     for (size_t mi = 0; mi < sizeof models / sizeof models[0]; mi++)
         for (int b = 0; b < o.batches.n; b++) {
             float want_loss = 0.0f;

@@ -148,6 +148,8 @@ static double accuracy(const struct tensor *logits, const int *labels)
 int main(int argc, char **argv)
 {
     const struct environment env = env_read();
+    // When gemm() may use Strassen: the rule `make stage-05 strassen` measured.
+    gemm_strassen_use_file(env.strassen_rule);
     int gemm = 0, memory = tape_config_default().memory;
     long seed = 6, steps = 2000;
     int hidden = 32;

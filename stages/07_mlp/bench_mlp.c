@@ -85,12 +85,12 @@ static const struct variant variants[] = {
 static const struct gemm_backend *timed_inner;
 static double gemm_seconds;
 
-static int timed_run(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
-                     const float *A, int lda, const float *B, int ldb, float beta, float *C,
-                     int ldc)
+static int timed_run(const struct gemm_context *ctx, enum gemm_trans ta, enum gemm_trans tb, int m,
+                     int n, int k, float alpha, const float *A, int lda, const float *B, int ldb,
+                     float beta, float *C, int ldc)
 {
     double start = timer_now();
-    int r = timed_inner->run(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    int r = timed_inner->run(ctx, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     gemm_seconds += timer_now() - start;
     return r;
 }
@@ -347,6 +347,8 @@ static int changes_study(const struct options *o, const struct dataset *ds,
 
 int main(int argc, char **argv)
 {
+    // When gemm() may use Strassen: the rule `make stage-05 strassen` measured.
+    gemm_strassen_use_file(env_read().strassen_rule);
     struct options o;
     int status = parse(argc, argv, &o);
     if (status)

@@ -85,6 +85,8 @@ static int write_templates(struct nn_model *m, const struct dataset *ds,
 
 int main(int argc, char **argv)
 {
+    // When gemm() may use Strassen: the rule `make stage-05 strassen` measured.
+    gemm_strassen_use_file(env_read().strassen_rule);
     struct train_options o;
     struct layers l = {.text = "784,256,10"};
     train_options_init(&o, 64, 10);

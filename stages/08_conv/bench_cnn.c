@@ -479,7 +479,7 @@ struct net_time {
 };
 
 // fused: how many of the two convolutions run with their pooling as one op
-// (nn_cnn_set_fused).
+// (the tape config's fused_pools).
 static int time_network(const struct dataset *ds, enum conv_path path, int fused, int batch,
                         int steps, struct net_time *out)
 {
@@ -490,11 +490,11 @@ static int time_network(const struct dataset *ds, enum conv_path path, int fused
         fprintf(stderr, "error: %s\n", err);
         return -1;
     }
-    nn_cnn_set_fused(&m, fused);
     struct optim_config c = optim_defaults(OPTIM_ADAM, 1e-3f, 0.0f);
     struct optim *o = optim_new(&c, m.params, m.nparams);
     struct tape_config config = tape_config_default();
     config.conv = path;
+    config.fused_pools = fused;
     if (!o || trainer_init(&tr, &config, batch, ds->train.pixels, ds->train.count, err,
                            sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", o ? err : "out of memory for the optimizer");
@@ -979,6 +979,8 @@ static FILE *open_out(const char *path, const struct bench *b, const char *heade
 
 int main(int argc, char **argv)
 {
+    // When gemm() may use Strassen: the rule `make stage-05 strassen` measured.
+    gemm_strassen_use_file(env_read().strassen_rule);
     struct options o;
     int status = parse(argc, argv, &o);
     if (status)

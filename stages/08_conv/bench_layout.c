@@ -182,6 +182,8 @@ out:
 int main(int argc, char **argv)
 {
     const struct environment env = env_read();
+    // When gemm() may use Strassen: the rule `make stage-05 strassen` measured.
+    gemm_strassen_use_file(env.strassen_rule);
     int reps = 0, batch = 0, quick = 0;
     const char *csv_path = NULL;
     enum isa isa = ISA_COUNT;

@@ -5,6 +5,7 @@
 // (stage 07's run_mlp shares both); this file adds --conv and builds the
 // CNN. `run_cnn --help` lists the flags.
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "conv.h"
@@ -123,6 +124,8 @@ static int build(struct nn_model *m, const struct dataset *ds, const struct trai
 
 int main(int argc, char **argv)
 {
+    // When gemm() may use Strassen: the rule `make stage-05 strassen` measured.
+    gemm_strassen_use_file(env_read().strassen_rule);
     struct train_options o;
     train_options_init(&o, 256, 15);
     struct flags f = {.about = "Trains conv 3x3 1->32, ReLU, pool, conv 3x3 32->64, ReLU, pool, "

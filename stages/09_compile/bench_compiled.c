@@ -125,13 +125,13 @@ static const char *const engine_names[ENGINES] = {"eager", "compiled", "compiled
 // wraps into the running engine's total: the part no fusion can touch.
 static double *gemm_clock;
 
-static int timed_gemm(enum gemm_trans ta, enum gemm_trans tb, int m, int n, int k, float alpha,
-                      const float *A, int lda, const float *B, int ldb, float beta, float *C,
-                      int ldc)
+static int timed_gemm(const struct gemm_context *ctx, enum gemm_trans ta, enum gemm_trans tb, int m,
+                      int n, int k, float alpha, const float *A, int lda, const float *B, int ldb,
+                      float beta, float *C, int ldc)
 {
     double start = timer_now();
-    int status = gemm_backend_find("auto")->run(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C,
-                                                ldc);
+    int status =
+        gemm_backend_find("auto")->run(ctx, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     *gemm_clock += timer_now() - start;
     return status;
 }
@@ -341,6 +341,8 @@ static FILE *open_out(const char *path, const struct dataset *ds, int threads,
 
 int main(int argc, char **argv)
 {
+    // When gemm() may use Strassen: the rule `make stage-05 strassen` measured.
+    gemm_strassen_use_file(env_read().strassen_rule);
     struct options o;
     int status = parse(argc, argv, &o);
     if (status)
@@ -375,7 +377,7 @@ int main(int argc, char **argv)
     printf("784-256-10, Adam, on %s, %d thread%s: %d rounds of %d steps per engine, after %d "
            "of warm-up\n", ds.name, threads, threads == 1 ? "" : "s", o.rounds, o.steps,
            WARMUP_STEPS);
-    struct peak pk = peak_get(isa_active(), threads);
+    struct peak pk = peak_get(tape_config_default().isa, threads);
     double flops = 0.0;
     for (int l = 0; l < 2; l++)
         flops += (l == 0 ? 2.0 : 3.0) * 2.0 * sizes[l] * sizes[l + 1];

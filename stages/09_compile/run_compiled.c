@@ -232,6 +232,8 @@ out:
 
 int main(int argc, char **argv)
 {
+    // When gemm() may use Strassen: the rule `make stage-05 strassen` measured.
+    gemm_strassen_use_file(env_read().strassen_rule);
     struct run r;
     int status = parse(argc, argv, &r);
     if (status)

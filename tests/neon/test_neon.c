@@ -47,7 +47,6 @@ static void front_door(int m, int n, int k, const float *A, int lda, const float
                        float *C, int ldc)
 {
     isa_force(isa_best());
-    gemm_reset_kernels();
     gemm(GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
 }
 
@@ -516,7 +515,7 @@ static int col2im_neon_agrees(void)
     for (int w = 1; w <= 19; w++)
         for (size_t f = 0; f < sizeof filters / sizeof filters[0]; f++)
             for (int pad = 0; pad <= 2; pad++) {
-                struct conv_geom g = {2, 9, w, filters[f][0], filters[f][1], 1, pad, 0, 0};
+                struct conv_geom g = {2, 9, w, filters[f][0], filters[f][1], 1, pad, 0, 0, NULL};
                 g.oh = g.h + 2 * pad - g.kh + 1;
                 g.ow = g.w + 2 * pad - g.kw + 1;
                 if (g.oh < 1 || g.ow < 1)
@@ -543,7 +542,7 @@ static int col2im_neon_agrees(void)
         printf("FAIL conv_implicit_dx: NEON refused\n");
         return 0;
     }
-    struct conv_geom g = {5, 13, 13, 3, 3, 1, 0, 11, 11};
+    struct conv_geom g = {5, 13, 13, 3, 3, 1, 0, 11, 11, NULL};
     enum { N = 3, OC = 13, K = 45, P = 121, XS = 5 * 13 * 13 };
     static float wt[OC * K], dy[OC * N * P], dcol[K * 160], dx_want[N * XS], dx_got[N * XS];
     mat_fill_random(wt, 1, OC * K, OC * K, 501);
@@ -599,7 +598,7 @@ static int winograd_neon_agrees(void)
 {
     enum { M = 3, C = 5, H = 9, W = 10, OC = 11, PAD = 1, OH = 9, OW = 10, P = OH * OW };
     enum { XS = C * H * W, YS = OC * P };
-    struct conv_geom g = {C, H, W, 3, 3, 1, PAD, OH, OW};
+    struct conv_geom g = {C, H, W, 3, 3, 1, PAD, OH, OW, NULL};
     static float x[M * XS], w[OC * C * 9], dy[M * YS], y[M * YS], dx[M * XS], dw[OC * C * 9];
     static double y_want[M * YS], dx_want[M * XS], dw_want[OC * C * 9];
     mat_fill_random(x, 1, M * XS, M * XS, 601);
