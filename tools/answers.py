@@ -257,8 +257,7 @@ def answers(root):
     for rel in source_files(root):
         lines = read(os.path.join(root, rel)).split("\n")
         for start, end, stage, task, _, _ in kits.regions(lines, rel):
-            body = [l for l in lines[start + 1:end]
-                    if not kits.STUB.match(l) and not kits.EARLIER.match(l)]
+            body = [l for l in lines[start + 1:end] if not kits.is_marker(l)]
             found.append(Answer(f"{stage}.{task}", rel, start + 2, body))
     return found
 

@@ -136,7 +136,7 @@ static int check_conv(const struct layer *l, enum conv_path path, double error[C
     int c = l->c, h = l->h, w = l->w, oc = l->oc, oh = h - 2, ow = w - 2;
     struct tape *t = tape_for(path);
     struct tensor *wt = tensor_param(4, (int[]){oc, c, 3, 3}), *bias = tensor_param(1, (int[]){oc});
-    int ok = 0;
+    int ok = 0, grads = 1;  // grads: dW and dx have a reference here
     double *ref = NULL, *dw = NULL, *db = NULL, *dx = NULL;
     if (!t || !wt || !bias)
         goto out;
@@ -174,6 +174,10 @@ static int check_conv(const struct layer *l, enum conv_path path, double error[C
                     if (s <= 0)
                         continue;  // dy = 0 here
                     db[o] += 1;
+                    // The loops below are a convolution's backward, which
+                    // task 8.2 asks for: the stage-08 kit leaves dW and dx
+                    // to its tests (finite differences) and checks the rest.
+                    // BEGIN SOLUTION task 8.2: the reference dW and dx
                     for (int ch = 0; ch < c; ch++)
                         for (int u = 0; u < 3; u++)
                             for (int v = 0; v < 3; v++) {
@@ -181,6 +185,8 @@ static int check_conv(const struct layer *l, enum conv_path path, double error[C
                                 dw[((o * c + ch) * 3 + u) * 3 + v] += x->data[xi];
                                 dx[xi] += wt->data[((o * c + ch) * 3 + u) * 3 + v];
                             }
+                    // in the kit: grads = 0;
+                    // END SOLUTION
                 }
     // float sums of up to c·9 terms: a relative tolerance of 1e-4 of the
     // largest magnitude, far below any indexing mistake.
@@ -194,6 +200,10 @@ static int check_conv(const struct layer *l, enum conv_path path, double error[C
                                   {check_parts[2], bias->grad, db, oc},
                                   {check_parts[3], x->grad, dx, (long)N * c * h * w}};
     for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
+        if (!grads && (parts[p].want == dw || parts[p].want == dx)) {
+            error[p] = NAN;  // not compared: the tests check them
+            continue;
+        }
         double scale = 1e-30;
         for (long i = 0; i < parts[p].n; i++)
             scale = fmax(scale, fabs(parts[p].want[i]));
