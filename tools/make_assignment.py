@@ -183,7 +183,8 @@ def restore(kit_text, source_text, path):
 KIT_FILES = {
     1: ["common/README.md", "common/build.mk", "common/stage.mk", "common/base/*",
         "common/harness/*", "common/cli/*", "common/loops/README.md", "common/loops/naive.*",
-        "tests/lsan.supp", "tools/deps.sh", "tools/grade.sh", "tools/plot.sh",
+        "tests/lsan.supp", "tools/deps.sh", "tools/grade.sh", "tools/grade_platform.py",
+        "tools/grade-probe.sh", "tools/plot.sh",
         "plots/gflops.gp"],
     2: ["common/loops/tiled.*", "tests/matmul_check.h", "tools/sweep-plot.sh",
         "plots/tile_sweep.gp"],
