@@ -810,6 +810,26 @@ Test(kit, stage_09_round_trip, .timeout = 900)
     round_trip("09_compile");
 }
 
+// The grading platforms on stage 01's kit: the stubs' results.json by
+// Gradescope's fields (every task 0, no speed score), run_autograder in a
+// scratch Gradescope layout with the solution submitted (every task in full,
+// a speed score), and the Classroom workflow's steps run on stubs and
+// solutions (tools/test-platforms.sh).
+Test(kit, grading_platforms, .timeout = 900)
+{
+    cr_assert_eq(sh("tools/test-platforms.sh 01_naive >$T/platforms.txt 2>&1"), 0, "%s",
+                 read_file(tmp_path("platforms.txt")));
+}
+
+// Stage 08's speed score times the student's code: col2im and the max-pool
+// backward made slower score less (tools/test-speed-score.sh). It times
+// code, so it waits for the benchmark lock when another run holds it.
+Test(kit, speed_score_follows_the_students_code, .timeout = 1200)
+{
+    cr_assert_eq(sh("flock /tmp/bench.lock tools/test-speed-score.sh 08 >$T/speed.txt 2>&1"), 0,
+                 "%s", read_file(tmp_path("speed.txt")));
+}
+
 // The peer's own description of itself. Compiled against another BLAS's
 // cblas.h (netlib's, say), these functions would be undeclared; C used to
 // assume they return int and cut the pointer in half, and the first bench
