@@ -1,5 +1,5 @@
 # The targets every stage has: build, bench, test, run, plot, assignment,
-# grade, clean. A stage Makefile sets these and includes this file last:
+# grade (FORMAT=gradescope: results.json), autograder, classroom, clean. A stage Makefile sets these and includes this file last:
 #   ROOT      the repository root
 #   STAGE     the two-digit stage number
 #   SRCS      the stage's library sources (what its tests exercise)

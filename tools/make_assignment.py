@@ -443,7 +443,10 @@ def grade_paragraph(grade):
                 "not scored in % of OpenBLAS, and has no GEMM sizes. The build: "
                 f"{grade['GRADE_BUILD']}.")
     text += (" Its report says what it measured, on which machine (CPU, cores, instruction "
-             "set) and against what.")
+             "set) and against what. `make grade FORMAT=gradescope` scores the same work as "
+             "your course's autograder does: one test per task (80 points, shared), and, once "
+             "every task passes, 20 points for speed against the book's solution when one is "
+             "beside your code (the autograder has it; this kit does not).")
     return textwrap.fill(text, width=78)
 
 
