@@ -426,7 +426,7 @@ def command_list(stage_dir, num, first, has_data, has_book, stage_help):
     return "\n".join(f"    {c.ljust(width)}{w}" for c, w in out)
 
 
-def grade_paragraph(grade):
+def grade_paragraph(grade, stage):
     """What `make grade` scores, from the GRADE_* lines of the stage Makefile."""
     kernels = grade.get("GRADE_KERNELS", "")
     if "$(" in kernels:
@@ -444,9 +444,11 @@ def grade_paragraph(grade):
                 f"{grade['GRADE_BUILD']}.")
     text += (" Its report says what it measured, on which machine (CPU, cores, instruction "
              "set) and against what. `make grade FORMAT=gradescope` scores the same work as "
-             "your course's autograder does: one test per task (80 points, shared), and, once "
-             "every task passes, 20 points for speed against the book's solution when one is "
-             "beside your code (the autograder has it; this kit does not).")
+             "your course's autograder does: " +
+             ("one test per task (100 points, shared); this stage is not timed." if stage == 6
+              else "one test per task (80 points, shared), and, once every task passes, 20 "
+                   "points for speed against the book's solution when one is beside your code "
+                   "(the autograder has it; this kit does not)."))
     return textwrap.fill(text, width=78)
 
 
@@ -598,7 +600,7 @@ def main():
                 if os.path.exists(os.path.join(out, "tools", "torch_peer.py")) else "")
         f.write(README.format(num=num, stage=stage, title=title, book=book_line, peer=peer,
                               tasks=task_list(out, stage, tasks), commands=commands,
-                              grade=grade_paragraph(grade),
+                              grade=grade_paragraph(grade, stage),
                               tests=TESTS_GEMM if grade.get("GRADE_KERNELS", "").strip()
                               else TESTS_TRAIN))
     print(f"wrote {out}: {len(tasks)} task(s): {', '.join(sorted(tasks))}")
