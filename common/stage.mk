@@ -1,5 +1,5 @@
 # The targets every stage has: build, bench, test, run, plot, assignment,
-# grade, clean. A stage Makefile sets these and includes this file last:
+# grade (FORMAT=gradescope: results.json), autograder, classroom, clean. A stage Makefile sets these and includes this file last:
 #   ROOT      the repository root
 #   STAGE     the two-digit stage number
 #   SRCS      the stage's library sources (what its tests exercise)
@@ -53,7 +53,7 @@ ifdef BACKEND
   endif
 endif
 
-.PHONY: build programs bench test run plot assignment grade clean test-build
+.PHONY: build programs bench test run plot assignment grade autograder classroom clean test-build
 .DEFAULT_GOAL := build
 
 # Every target checks what it needs first (and installs it, or says how), so
@@ -146,9 +146,31 @@ assignment:
 # A stage graded on more than GEMM speed (stage 07: accuracy and epoch time)
 # sets GRADE_TOOL to its own script, called with the same arguments.
 GRADE_TOOL ?= $(ROOT)/tools/grade.sh
+# FORMAT=gradescope: one test per task and the speed of the tasks' code
+# against the book's solution (tools/grade_platform.py), written as
+# Gradescope's results.json to RESULTS_JSON. The solution is GRADE_REFERENCE,
+# a stage directory with the solutions in: in the repository, this one.
+RESULTS_JSON ?= $(BUILD)/results/results.json
+GRADE_REFERENCE ?= $(if $(shell grep -rl 'BEGIN SOLUTION' $(ROOT)/common 2>/dev/null | head -n 1),$(CURDIR))
+GRADE_ROUNDS ?= 3
 grade:
 	@$(if $(GRADE_BUILD),,echo "error: stages/$(STAGE_NAME)/Makefile declares no GRADE_BUILD" >&2; exit 2)
+ifeq ($(FORMAT),)
 	$(GRADE_TOOL) "$(MAKE)" $(STAGE) "$(GRADE_KERNELS)" "$(GRADE_SIZE)" "$(GRADE_BUILD)"
+else
+	python3 $(ROOT)/tools/grade_platform.py $(CURDIR) --format $(FORMAT) --out $(RESULTS_JSON) \
+	  --kernels "$(GRADE_KERNELS)" --size "$(GRADE_SIZE)" --rounds $(GRADE_ROUNDS) \
+	  $(if $(GRADE_REFERENCE),--reference $(GRADE_REFERENCE))
+endif
+
+# The stage's kit, graded on Gradescope (a zip: setup.sh, run_autograder,
+# the kit with its solutions for the reference) and on GitHub Classroom (the
+# kit with .github/workflows/classroom.yml). Both from tools/platforms.py.
+autograder: assignment
+	python3 $(ROOT)/tools/platforms.py autograder $(ROOT) $(STAGE_NAME) $(KIT) \
+	  $(BUILD)/assignments/$(STAGE_NAME)-autograder.zip
+classroom: assignment
+	python3 $(ROOT)/tools/platforms.py classroom $(ROOT) $(STAGE_NAME) $(KIT)
 
 clean:
 	rm -rf $(BIN) $(BUILD)/obj/*/stage-$(STAGE) $(RESULTS)

@@ -830,6 +830,45 @@ Test(kit, stage_09_round_trip, .timeout = 900)
     round_trip("09_compile");
 }
 
+// The grading platforms on stage 01's kit: the stubs' results.json by
+// Gradescope's fields (every task 0, no speed score), run_autograder in a
+// scratch Gradescope layout with the solution submitted (every task in full,
+// a speed score), and the Classroom workflow's steps run on stubs and
+// solutions (tools/test-platforms.sh).
+Test(kit, grading_platforms, .timeout = 900)
+{
+    cr_assert_eq(sh("tools/test-platforms.sh 01_naive >$T/platforms.txt 2>&1"), 0, "%s",
+                 read_file(tmp_path("platforms.txt")));
+}
+
+// The speed scores of stages 08 and 09 time the student's code: col2im and
+// the max-pool backward made slower, or every kernel the generator writes,
+// score less (tools/test-speed-score.sh). It times code, so it waits for the
+// benchmark lock when another run holds it.
+Test(kit, speed_score_follows_the_students_code, .timeout = 1800)
+{
+    cr_assert_eq(sh("flock /tmp/bench.lock tools/test-speed-score.sh 08 09 >$T/speed.txt 2>&1"),
+                 0, "%s", read_file(tmp_path("speed.txt")));
+}
+
+// make handout's repository holds no answer by the kits' rules (the tool
+// checks, and fails on one), builds, and its tests fail on the stubs: here
+// stage 01's, which build fastest.
+Test(kit, the_handout_holds_no_answer_and_builds, .timeout = 1200)
+{
+    cr_assert_eq(sh("python3 tools/make_handout.py . $T/handout >$T/handout.txt 2>&1"), 0, "%s",
+                 read_file(tmp_path("handout.txt")));
+    cr_assert_eq(sh("test ! -e $T/handout/repository/chapters/answers && "
+                    "test -d $T/handout/kits/09_compile"),
+                 0);
+    cr_assert_neq(sh("make -s -C $T/handout/repository/stages/01_naive test SANITIZE= "
+                     ">$T/handout-test.txt 2>&1"),
+                  0, "the handout's stubs passed their tests");
+    cr_assert_not_null(strstr(read_file(tmp_path("handout-test.txt")), "Failing: 4"), "%s",
+                       read_file(tmp_path("handout-test.txt")));
+    sh("rm -rf $T/handout");
+}
+
 // The peer's own description of itself. Compiled against another BLAS's
 // cblas.h (netlib's, say), these functions would be undeclared; C used to
 // assume they return int and cut the pointer in half, and the first bench

@@ -9,7 +9,7 @@ at `;`, at braces and after the heads of `for`, `if`, `while` and `switch`; a
 declaration of several names (`int a = 1, b = 2;`) is one statement per name.
 A statement *modulo names* has its identifiers numbered by first appearance
 within it, its numbers and strings made alike, and the type names (`int`,
-`long`, `float`, ...) made alike: `dx[i] += y[i] > 0.0f ? dy[i] : 0.0f` and
+`long`, `float`, ...) made alike: `out[k] += m[k] > 0.0f ? g[k] : 0.0f` and
 `g[j] += o[j] > 0 ? d[j] : 0` are one statement.
 
 An *idiom* is a statement that, modulo names, appears in IDIOM or more of the
@@ -257,8 +257,7 @@ def answers(root):
     for rel in source_files(root):
         lines = read(os.path.join(root, rel)).split("\n")
         for start, end, stage, task, _, _ in kits.regions(lines, rel):
-            body = [l for l in lines[start + 1:end]
-                    if not kits.STUB.match(l) and not kits.EARLIER.match(l)]
+            body = [l for l in lines[start + 1:end] if not kits.is_marker(l)]
             found.append(Answer(f"{stage}.{task}", rel, start + 2, body))
     return found
 

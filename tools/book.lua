@@ -12,8 +12,8 @@ Listings (a code block with an include= attribute, any classes):
   is replaced by the lines strictly between `// listing: pack_b` and its
   `// end listing` (`#` instead of `//` in Makefiles, shell and gnuplot).
   Without listing= the whole file is shown. Marker lines are never shown:
-  listing:/end listing, BEGIN SOLUTION/END SOLUTION, `stub:` and
-  `earlier kits:` lines.
+  listing:/end listing, BEGIN SOLUTION/END SOLUTION, `stub:`,
+  `earlier kits:` and `in the kit:` lines.
   Listings may nest: an unnamed `end listing` closes the innermost open
   listing; `// end listing pack_b` (or `end listing: pack_b`) closes that
   name, which allows overlapping regions. Common indentation is removed.
@@ -230,7 +230,8 @@ local function other_marker(line)
   for _, c in ipairs(LEADERS) do
     local q = "^%s*" .. c:gsub("%p", "%%%0") .. "%s*"
     if line:match(q .. "BEGIN SOLUTION") or line:match(q .. "END SOLUTION")
-        or line:match(q .. "stub:") or line:match(q .. "earlier kits:") then
+        or line:match(q .. "stub:") or line:match(q .. "earlier kits:")
+        or line:match(q .. "in the kit:") then
       return true
     end
   end
@@ -362,7 +363,9 @@ local function stub_note(shown)
     local task, what = l:match("//%s*TODO task (%d+%.%d+):%s*(.-)%s*$")
     if task and not seen[task] then
       seen[task] = true
-      local text = string.format("Task %s is yours to write: %s.", task, what)
+      -- a hint that asks a question ends with its question mark
+      local stop = what:match("[?.]$") and "" or "."
+      local text = string.format("Task %s is yours to write: %s%s", task, what, stop)
       local names = tests_of(task)
       local stage = string.format("%02d", tonumber(task:match("^(%d+)")))
       local tests = {}

@@ -121,7 +121,7 @@ coverage() {
         function lines_of(f,    line, n, path) {
             n = 0; path = root "/" f
             while ((getline line < path) > 0)
-                if (line ~ /[^ \t]/ && line !~ /^[ \t]*(\/\/|#)[ \t]*(listing:|end listing|BEGIN SOLUTION|END SOLUTION|stub:|earlier kits:)/) n++
+                if (line ~ /[^ \t]/ && line !~ /^[ \t]*(\/\/|#)[ \t]*(listing:|end listing|BEGIN SOLUTION|END SOLUTION|stub:|earlier kits:|in the kit:)/) n++
             close(path)
             return n
         }
@@ -206,6 +206,35 @@ prose_words() {
 }
 
 [ $# -ge 1 ] || usage
+
+# The preface's map of the tasks (the table whose columns include "Tasks")
+# lists each task the code holds, a `BEGIN SOLUTION task N.M` region, and no
+# other: the map is what an instructor reads to plan a course.
+task_map_check() {
+    preface="$BOOK_ROOT/chapters/00-preface.md"
+    [ -r "$preface" ] || return 0
+    code=$(cd "$BOOK_ROOT" && grep -rhoE 'BEGIN SOLUTION task [0-9]+\.[0-9]+' common stages |
+           sed 's/.*task //' | sort -u)
+    map=$(awk -F'|' '/^\| *Ch\. *\|/ { for (i = 2; i < NF; i++) if ($i ~ /Tasks/) col = i; next }
+                     col && /^\| *[0-9]+ *\|/ { ch = $2 + 0; t = $col
+                         while (match(t, /(^|[^0-9.])[0-9]+\.[0-9]+/)) {
+                             id = substr(t, RSTART, RLENGTH); sub(/^[^0-9]/, "", id)
+                             if (id + 0 == ch || id ~ ("^" ch "\\.")) print id
+                             t = substr(t, RSTART + RLENGTH) } }
+                     col && !/^\|/ { col = 0 }' "$preface" | sort -u)
+    bad=0
+    for t in $code; do
+        printf '%s\n' "$map" | grep -qxF "$t" ||
+            { echo "check-book: the preface's task map does not list task $t, which the code holds" >&2; bad=1; }
+    done
+    for t in $map; do
+        printf '%s\n' "$code" | grep -qxF "$t" ||
+            { echo "check-book: the preface's task map lists task $t, which no solution region holds" >&2; bad=1; }
+    done
+    [ $bad -eq 0 ] && echo "check-book: the preface's task map lists the $(printf '%s\n' "$code" | wc -l) tasks of the code"
+    return $bad
+}
+
 case $1 in
     --words)
         [ $# -le 2 ] || usage
@@ -249,6 +278,7 @@ case $1 in
         check_files "$@" || exit 1
         coverage
         path_check "$@" || exit 1
+        task_map_check || exit 1
         ;;
     --student)
         [ $# -le 2 ] || usage

@@ -11,7 +11,7 @@ grade_accuracy "the CNN after 3 epochs of batch 64 on the sample (1,600 train, 4
     0.75 run_cnn --data sample --epochs 3 --batch 64 --seed 1 --threads 1
 
 threads=${THREADS:-$(nproc)}
-if ! "$bin/bench_cnn" --kernels im2col,auto --threads "$threads" --steps 10 --reps 3 \
+if ! "$bin/bench_cnn" --conv im2col,auto --threads "$threads" --steps 10 --reps 3 \
         --data sample --csv "$csv" >"$log" 2>&1; then
     grep 'error:' "$log"
     echo "speed: no result: 0 % of peak"

@@ -10,7 +10,7 @@ grade_accuracy "784-256-10 after 3 epochs on the sample (1,600 train, 400 test i
     run_mlp --data sample --epochs 3 --seed 1 --threads 1
 
 threads=${THREADS:-$(nproc)}
-if ! "$bin/bench_mlp" --kernels auto,openblas --threads "$threads" --steps 30 --no-sweep \
+if ! "$bin/bench_mlp" --gemm auto,openblas --threads "$threads" --steps 30 --no-sweep \
         --csv "$csv" >"$log" 2>&1; then
     grep 'error:' "$log"
     echo "speed: no result: 0 % of OpenBLAS"

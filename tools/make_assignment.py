@@ -33,6 +33,12 @@ earlier kit needs, becomes its `// earlier kits:` lines (uncommented): code
 that gives the right answer without being the answer, e.g. one thread doing
 what the later stage shares among several. Such a region without those lines
 is an error, as is a file of common/ that KIT_FILES does not place.
+
+A region of this stage's task with `// in the kit:` lines is another form of
+the task's answer that the task does not ask for (the implicit GEMM's col2im,
+walked as a gather, is task 8.2's col2im): in the kit and the student edition
+it becomes those lines (uncommented), which call the student's code, with no
+TODO; the kit's tests then hold the student's code to the same checks.
 """
 import fnmatch
 import glob
@@ -46,6 +52,7 @@ BEGIN = re.compile(r"^(\s*)//\s*BEGIN SOLUTION task (\d+)\.(\d+)\s*(?::\s*(.*))?
 END = re.compile(r"^\s*//\s*END SOLUTION\s*$")
 STUB = re.compile(r"^(\s*)//\s*stub:\s?(.*)$")
 EARLIER = re.compile(r"^(\s*)//\s*earlier kits:\s?(.*)$")
+IN_KIT = re.compile(r"^(\s*)//\s*in the kit:\s?(.*)$")
 TODO = re.compile(r"^(\s*)//\s*TODO task (\d+)\.(\d+)\b")
 END_TODO = re.compile(r"^\s*//\s*END TODO task (\d+)\.(\d+)\s*$")
 
@@ -77,8 +84,19 @@ def regions(lines, path):
 
 
 def marked(body, pattern):
-    """The lines of a region marked `// stub:` (or `// earlier kits:`), uncommented."""
+    """The lines of a region marked `// stub:` (or `// earlier kits:`, `// in
+    the kit:`), uncommented."""
     return [m.group(1) + m.group(2) for m in map(pattern.match, body) if m]
+
+
+def is_marker(line):
+    return STUB.match(line) or EARLIER.match(line) or IN_KIT.match(line)
+
+
+def stands_in(lines, start, end):
+    """Whether the region is another form of its task's answer (`// in the
+    kit:` lines), not a part the student writes."""
+    return any(IN_KIT.match(l) for l in lines[start + 1:end])
 
 
 def stub_out(text, stage, path):
@@ -90,7 +108,13 @@ def stub_out(text, stage, path):
     for start, end, region_stage, task, hint, indent in regions(lines, path):
         body = lines[start + 1:end]
         out += lines[last:start]
-        if stage is None or region_stage == stage:
+        if (stage is None or region_stage == stage) and stands_in(lines, start, end):
+            kit = marked(body, IN_KIT)
+            if any(l.strip() for l in kit):
+                out.append(f"{indent}// Task {region_stage}.{task}'s code stands in here "
+                           "(the chapter shows this form):")
+                out += kit
+        elif stage is None or region_stage == stage:
             what = hint or "write this part (see the chapter)"
             out.append(f"{indent}// TODO task {region_stage}.{task}: {what}")
             out += marked(body, STUB)
@@ -105,7 +129,7 @@ def stub_out(text, stage, path):
                        f"writes this part; until then:")
             out += earlier
         else:
-            out += [l for l in body if not STUB.match(l) and not EARLIER.match(l)]
+            out += [l for l in body if not is_marker(l)]
         last = end + 1
     out += lines[last:]
     return "\n".join(out)
@@ -117,8 +141,10 @@ def solutions(text, path):
     lines = text.split("\n")
     found = {}
     for start, end, stage, task, _, _ in regions(lines, path):
+        if stands_in(lines, start, end):
+            continue  # the kit has no TODO for it: nothing to put back
         found.setdefault(f"{stage}.{task}", []).append(
-            [l for l in lines[start + 1:end] if not STUB.match(l) and not EARLIER.match(l)])
+            [l for l in lines[start + 1:end] if not is_marker(l)])
     return found
 
 
@@ -157,7 +183,8 @@ def restore(kit_text, source_text, path):
 KIT_FILES = {
     1: ["common/README.md", "common/build.mk", "common/stage.mk", "common/base/*",
         "common/harness/*", "common/cli/*", "common/loops/README.md", "common/loops/naive.*",
-        "tests/lsan.supp", "tools/deps.sh", "tools/grade.sh", "tools/plot.sh", "tools/plot-lib.sh",
+        "tests/lsan.supp", "tools/deps.sh", "tools/grade.sh", "tools/grade_platform.py",
+        "tools/grade-probe.sh", "tools/plot.sh", "tools/plot-lib.sh",
         "plots/gflops.gp"],
     2: ["common/loops/tiled.*", "tests/matmul_check.h", "tools/sweep-plot.sh",
         "plots/tile_sweep.gp"],
@@ -400,7 +427,7 @@ def command_list(stage_dir, num, first, has_data, has_book, stage_help):
     return "\n".join(f"    {c.ljust(width)}{w}" for c, w in out)
 
 
-def grade_paragraph(grade):
+def grade_paragraph(grade, stage):
     """What `make grade` scores, from the GRADE_* lines of the stage Makefile."""
     kernels = grade.get("GRADE_KERNELS", "")
     if "$(" in kernels:
@@ -417,7 +444,12 @@ def grade_paragraph(grade):
                 "not scored in % of OpenBLAS, and has no GEMM sizes. The build: "
                 f"{grade['GRADE_BUILD']}.")
     text += (" Its report says what it measured, on which machine (CPU, cores, instruction "
-             "set) and against what.")
+             "set) and against what. `make grade FORMAT=gradescope` scores the same work as "
+             "your course's autograder does: " +
+             ("one test per task (100 points, shared); this stage is not timed." if stage == 6
+              else "one test per task (80 points, shared), and, once every task passes, 20 "
+                   "points for speed against the book's solution when one is beside your code "
+                   "(the autograder has it; this kit does not)."))
     return textwrap.fill(text, width=78)
 
 
@@ -537,7 +569,7 @@ def main():
         rel = os.path.relpath(path, out)
         lines = text.split("\n")
         for start, end, region_stage, task, hint, _ in regions(lines, rel):
-            if region_stage == stage:
+            if region_stage == stage and not stands_in(lines, start, end):
                 fn = function_at(lines, start)
                 where = f"`{rel}`" + (f", in `{fn}`" if fn else "")
                 tasks.setdefault(f"{stage}.{task}", []).append(
@@ -586,7 +618,7 @@ def main():
         f.write(README.format(num=num, stage=stage, chapters=chapters_text, title=title,
                               book=book_line, peer=peer,
                               tasks=task_list(out, stage, tasks), commands=commands,
-                              grade=grade_paragraph(grade),
+                              grade=grade_paragraph(grade, stage),
                               tests=TESTS_GEMM if grade.get("GRADE_KERNELS", "").strip()
                               else TESTS_TRAIN))
     print(f"wrote {out}: {len(tasks)} task(s): {', '.join(sorted(tasks))}")

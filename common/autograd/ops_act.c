@@ -36,7 +36,7 @@ static int relu_backward(struct tape *t, struct tape_node *node)
     float *dx = tape_grad(t, x);
     if (!dx)
         return -1;
-    // BEGIN SOLUTION task 6.2: relu_backward: dx += dy ⊙ [y > 0], written with y
+    // BEGIN SOLUTION task 6.2: relu_backward: which elements of dy pass through to dx, told from y alone?
     vec_kernels(tape_config(t)->isa)->relu_backward(x->size, dx, y->data, y->grad);
     // stub: (void)y;
     // END SOLUTION
@@ -53,7 +53,7 @@ static int sigmoid_backward(struct tape *t, struct tape_node *node)
     float *dx = tape_grad(t, x);
     if (!dx)
         return -1;
-    // BEGIN SOLUTION task 6.2: sigmoid_backward: dx += dy ⊙ y ⊙ (1 − y)
+    // BEGIN SOLUTION task 6.2: sigmoid_backward: what is the sigmoid's derivative written with its output y, and what does dx gain from dy?
     for (long i = 0; i < x->size; i++)
         dx[i] += y->grad[i] * y->data[i] * (1.0f - y->data[i]);
     // stub: (void)y;

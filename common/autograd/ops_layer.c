@@ -18,7 +18,7 @@ static int linear_backward(struct tape *t, struct tape_node *node)
 {
     struct tensor *bias = node->in[2], *y = node->out;
     int b = y->shape[0], out = y->shape[1];
-    // BEGIN SOLUTION task 7.1: dx and dw as op_matmul_backward makes them; dbias += dy's column sums
+    // BEGIN SOLUTION task 7.1: which op's backward already makes dx and dw? And what does each row of dy add to dbias?
     if (op_matmul_backward(t, node) != 0)
         return -1;
     if (bias->requires_grad) {

@@ -20,7 +20,7 @@ int op_matmul_backward(struct tape *t, struct tape_node *node)
 {
     struct tensor *a = node->in[0], *b = node->in[1], *c = node->out;
     int m = a->shape[0], k = a->shape[1], n = b->shape[1];
-    // BEGIN SOLUTION task 6.1: dA += dC·Bᵀ and dB += Aᵀ·dC, each one GEMM with a transpose flag
+    // BEGIN SOLUTION task 6.1: which products of dC with B and with A have the shapes of dA and dB? Each is one GEMM with a transpose flag
     if (a->requires_grad) {
         float beta, *da = tape_grad_write(t, a, &beta);
         if (!da || tape_gemm(t, "matmul backward", GEMM_NOTRANS, GEMM_TRANS, m, k, n, c->grad,

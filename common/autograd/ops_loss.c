@@ -17,7 +17,7 @@ static int cross_entropy_backward(struct tape *t, struct tape_node *node)
     float *dz = tape_grad(t, z);
     if (!dz)
         return -1;
-    // BEGIN SOLUTION task 6.3: dz += dloss·(p − onehot)/b, with p in node->saved
+    // BEGIN SOLUTION task 6.3: what is the mean cross-entropy's gradient with respect to each logit, with the softmax p in node->saved?
     float g = node->out->grad[0] / (float)b;
     for (int i = 0; i < b; i++) {
         const float *p = node->saved + (long)i * c;

@@ -61,7 +61,7 @@ static int lower_first(const void *x, const void *y)
 // between them that is wide enough, or the end of the last.
 static size_t lowest_fit(const struct taken *t, int n, size_t bytes)
 {
-    // BEGIN SOLUTION task 6.6: the first gap between the taken ranges that holds bytes, else past them all
+    // BEGIN SOLUTION task 6.6: which is the first gap between the taken ranges that holds bytes, and where do they go when none does?
     size_t at = 0;
     for (int i = 0; i < n; i++) {
         if (at + bytes <= t[i].from)

@@ -23,7 +23,7 @@ void vec_relu_scalar(long n, float *out, const float *x)
 
 void vec_relu_backward_scalar(long n, float *dx, const float *y, const float *dy)
 {
-    // BEGIN SOLUTION task 6.2: the loop: dx[i] += dy[i] where y[i] > 0
+    // BEGIN SOLUTION task 6.2: the loop: how much of dy[i] reaches dx[i], told from y[i] alone?
     for (long i = 0; i < n; i++)
         dx[i] += y[i] > 0.0f ? dy[i] : 0.0f;
     // stub: (void)n; (void)dx; (void)y; (void)dy;

@@ -569,7 +569,7 @@ static int backward_run(const struct conv_back *b, int g, float *col, float *dy)
             return -1;
         return 0;
     }
-    // BEGIN SOLUTION task 8.2: dw += DY·COLᵀ (COL from im2col of each image); DCOL = wᵀ·DY, then col2im of each image's block into dx
+    // BEGIN SOLUTION task 8.2: which GEMMs of DY with each image's COL and with w give dw and DCOL, and what carries each image's block of DCOL back into dx?
     if (dw) {
         for (int j = 0; j < m; j++)
             im2col(b->x + (first + j) * xs, d->c, d->h, d->w, d->kh, d->kw, d->stride, d->pad,

@@ -207,6 +207,7 @@ void conv_pack_sliver6_avx2(int kc, const float *A, long lda, float *a)
 // of dependent adds, so chunks go two at a time, two chains in flight. Rows
 // or filters wider than the mask table go to the plain loop.
 enum { MAX_CHUNKS = 8, MAX_KW = 8 };
+// BEGIN SOLUTION task 8.2: col2im at stride 1, as a gather, 8 floats at a time
 
 struct col2im_masks {
     __m256i take[MAX_CHUNKS][MAX_KW];  // lanes that have a float of col for tap v
@@ -254,8 +255,11 @@ static inline void col2im_chunks(const struct conv_geom *g, const struct col2im_
     }
 }
 
+// in the kit:
+// END SOLUTION
 void conv_col2im_avx2(const struct conv_geom *g, const float *col, long ldcol, float *dx)
 {
+    // BEGIN SOLUTION task 8.2: col2im at stride 1, as a gather, 8 floats at a time
     int chunks = (g->w + 7) / 8;
     if (chunks > MAX_CHUNKS || g->kw > MAX_KW) {
         conv_col2im_scalar(g, col, ldcol, dx);
@@ -284,6 +288,8 @@ void conv_col2im_avx2(const struct conv_geom *g, const float *col, long ldcol, f
             if (k < chunks)
                 col2im_chunks(g, &mk, col, ldcol, ch, iy, k, 1, row);
         }
+    // in the kit: conv_col2im_scalar(g, col, ldcol, dx);
+    // END SOLUTION
 }
 // end listing
 #endif

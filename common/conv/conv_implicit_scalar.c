@@ -2,6 +2,7 @@
 // the transpose that pack a micro-panel of B from the images, and col2im
 // at stride 1 as a gather. Every CPU runs them; the vector versions in
 // conv_implicit_{avx2,avx512,neon}.c hand them what they do not take.
+#include "conv.h"
 #include "conv_implicit_parts.h"
 
 // listing: conv_gather
@@ -43,8 +44,11 @@ void conv_transpose_scalar(const float *x, long at, int len, const int *cols, in
 // once. col2im adds a row of col onto a row of dx nine times over, each
 // time shifted by a float: every element is read and written back nine
 // times. The sums are the same, term for term: the same bits.
+// It is a working col2im at stride 1, so the stage-08 kit has col2im itself
+// here (task 8.2), not this loop.
 void conv_col2im_scalar(const struct conv_geom *g, const float *col, long ldcol, float *dx)
 {
+    // BEGIN SOLUTION task 8.2: col2im at stride 1, as a gather
     for (int ch = 0; ch < g->c; ch++)
         for (int iy = 0; iy < g->h; iy++)
             for (int ix = 0; ix < g->w; ix++) {
@@ -63,5 +67,7 @@ void conv_col2im_scalar(const struct conv_geom *g, const float *col, long ldcol,
                 }
                 *at = sum;
             }
+    // in the kit: col2im(col, ldcol, g->c, g->h, g->w, g->kh, g->kw, 1, g->pad, dx);
+    // END SOLUTION
 }
 // end listing

@@ -18,7 +18,7 @@ void im2col(const float *x, int c, int h, int w, int kh, int kw, int stride, int
         for (int u = 0; u < kh; u++)
             for (int v = 0; v < kw; v++) {
                 float *row = col + ((long)(ch * kh + u) * kw + v) * ldcol;
-                // BEGIN SOLUTION task 8.1: fill this row of col: for each output (r, q), x[ch][r·s+u−p][q·s+v−p], 0 in the padding
+                // BEGIN SOLUTION task 8.1: fill this row of col: which element of x does output (r, q) see through tap (u, v), and what goes where that falls in the padding?
                 // Outputs q0 ≤ q < q1 read inside the row (0 ≤ q·s + v − p < w);
                 // those before and after read padding.
                 int q0 = 0, q1 = ow;

@@ -36,7 +36,7 @@ static int maxpool_backward(struct tape *t, struct tape_node *node)
     const float *dy = y->grad;
 #pragma omp parallel for schedule(static)
     for (long p = 0; p < planes; p++) {
-        // BEGIN SOLUTION task 8.3: send each of this plane's gradients dy[j] to dx[where[j]]
+        // BEGIN SOLUTION task 8.3: where in x did each of this plane's outputs come from, and what should its gradient dy[j] do there?
         //   dx[where[j]] += dy[j]
         for (long j = p * ys; j < (p + 1) * ys; j++)
             dx[where[j]] += dy[j];

@@ -70,7 +70,7 @@ void sgd_update_scalar(long n, float *p, const float *g, float *v, float lr, flo
 void adam_update_scalar(long n, float *p, const float *g, float *m, float *v,
                         const struct adam_step *s)
 {
-    // BEGIN SOLUTION task 7.2: g += wd·p; m, v; p −= lr·m̂/(√v̂ + ε), in the header's order
+    // BEGIN SOLUTION task 7.2: Adam's step for each parameter: what do the weight decay, the two moments and their bias corrections each do, in the header's order?
     for (long i = 0; i < n; i++) {
         float gi = g[i] + s->weight_decay * p[i];
         m[i] = s->beta1 * m[i] + (1.0f - s->beta1) * gi;

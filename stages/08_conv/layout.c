@@ -11,7 +11,7 @@ void im2row_nhwc(const float *x, int c, int h, int w, int kh, int kw, int stride
 {
     int oh = (h + 2 * pad - kh) / stride + 1, ow = (w + 2 * pad - kw) / stride + 1;
     long K = (long)kh * kw * c;
-    // BEGIN SOLUTION task 8.1: the same copy in NHWC: each output (r, q) is one row of rows, tap (u, v)'s c channels of x one contiguous run, 0 in the padding
+    // BEGIN SOLUTION task 8.1: the same copy in NHWC: each output (r, q) is one row of rows; where in x is tap (u, v)'s run of c channels, and what goes where it falls in the padding?
     for (int r = 0; r < oh; r++)
         for (int q = 0; q < ow; q++) {
             float *row = rows + ((long)r * ow + q) * K;
