@@ -207,8 +207,9 @@ prose_words() {
 
 [ $# -ge 1 ] || usage
 
-# The preface's map of the tasks (the table whose columns include "Tasks")
-# lists each task the code holds, a `BEGIN SOLUTION task N.M` region, and no
+# The preface's map of the tasks (the table whose columns include "Tasks";
+# a row's stage is the stages/NN_ directory it names, its chapters may be
+# two) lists each task the code holds, a `BEGIN SOLUTION task N.M` region, and no
 # other: the map is what an instructor reads to plan a course.
 task_map_check() {
     preface="$BOOK_ROOT/chapters/00-preface.md"
@@ -216,7 +217,8 @@ task_map_check() {
     code=$(cd "$BOOK_ROOT" && grep -rhoE 'BEGIN SOLUTION task [0-9]+\.[0-9]+' common stages |
            sed 's/.*task //' | sort -u)
     map=$(awk -F'|' '/^\| *Ch\. *\|/ { for (i = 2; i < NF; i++) if ($i ~ /Tasks/) col = i; next }
-                     col && /^\| *[0-9]+ *\|/ { ch = $2 + 0; t = $col
+                     col && /^\| *[0-9, ]+ *\|/ && match($0, /stages\/[0-9][0-9]_/) {
+                         ch = substr($0, RSTART + 7, 2) + 0; t = $col
                          while (match(t, /(^|[^0-9.])[0-9]+\.[0-9]+/)) {
                              id = substr(t, RSTART, RLENGTH); sub(/^[^0-9]/, "", id)
                              if (id + 0 == ch || id ~ ("^" ch "\\.")) print id
