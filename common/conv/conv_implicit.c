@@ -116,6 +116,8 @@ static void gather(enum isa isa, const float *x, const long *rows, int kc, const
             conv_gather16_avx2(x, rows, kc, cols + h, nr, b + h);
         return;
     }
+#else
+    (void)isa;
 #endif
     conv_gather_scalar(x, rows, kc, cols, nj, nr, b);
 }

@@ -9,8 +9,8 @@
 #include <omp.h>
 #endif
 
+#include "gemm_parts.h"
 #include "optim.h"
-#include "tape.h"
 
 struct optim_config optim_defaults(enum optim_kind kind, float lr, float weight_decay)
 {
@@ -21,7 +21,8 @@ struct optim_config optim_defaults(enum optim_kind kind, float lr, float weight_
                                  .beta2 = 0.999f,
                                  .eps = 1e-8f,
                                  .weight_decay = weight_decay,
-                                 .isa = tape_config_default().isa};
+                                 // a tape's default ISA: its GEMM's
+                                 .isa = gemm_context_default().kernel.isa};
 }
 
 int optim_parse(const char *name, enum optim_kind *out)
