@@ -151,7 +151,7 @@ GRADE_TOOL ?= $(ROOT)/tools/grade.sh
 # Gradescope's results.json to RESULTS_JSON. The solution is GRADE_REFERENCE,
 # a stage directory with the solutions in: in the repository, this one.
 RESULTS_JSON ?= $(BUILD)/results/results.json
-GRADE_REFERENCE ?= $(if $(shell grep -rl 'BEGIN SOLUTION' $(ROOT)/common 2>/dev/null | head -n 1),$(CURDIR))
+GRADE_REFERENCE ?= $(if $(shell grep -rl 'BEGIN[ ]SOLUTION' $(ROOT)/common 2>/dev/null | head -n 1),$(CURDIR))
 GRADE_ROUNDS ?= 3
 grade:
 	@$(if $(GRADE_BUILD),,echo "error: stages/$(STAGE_NAME)/Makefile declares no GRADE_BUILD" >&2; exit 2)
