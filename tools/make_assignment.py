@@ -192,6 +192,8 @@ KIT_FILES = {
     4: ["common/gemm/README.md", "common/gemm/gemm.[ch]", "common/gemm/gemm_parts.h", "common/gemm/gemm_pack.c",
         "common/gemm/gemm_packed.c", "common/gemm/gemm_macro.c", "common/gemm/gemm_operand.c",
         "common/gemm/gemm_kernel.c", "common/gemm/gemm_blocking.c",
+        # the context's Strassen rule is read from a file (stage 05 measures it)
+        "common/gemm/gemm_strassen_rule.c",
         "common/gemm/gemm_kernel_*.c", "common/gemm/gemm_small.c",
         "common/gemm/gemm_parallel.c", "tests/gemm_check.h", "tools/check-layers.sh"],
     5: ["common/gemm/gemm_backend.*", "common/gemm/gemm_strassen*.c", "tools/scaling-plot.sh",
