@@ -15,7 +15,9 @@ own per library:
          within the float32 error bound of common/base/mat.c (error_ratio ≤ 1)
   mlp    PyTorch training the MLP of chapter 7 (tools/torch_mlp.py, the
          book's recipe) for EPOCHS epochs; its last epoch's test accuracy,
-         its median epoch after the first
+         its median epoch after the first. Round r trains from seed r on
+         every library, so the rounds' accuracies are the spread between
+         seeds that ours and OpenBLAS's are compared within
 
 in ROUNDS rounds, the libraries taking turns (the order reversed every
 other round), so that all three see the same minutes of a busy machine.
@@ -259,7 +261,8 @@ def main():
             print(f"round {r} of {a.rounds}: PyTorch's MLP on {name}", flush=True)
             out = os.path.join(tmp, f"mlp-{name}-{r}.csv")
             counted([PYTHON, os.path.join(TOOLS, "torch_mlp.py"), "--data", a.data, "--epochs",
-                     str(a.epochs), "--threads", "1", "--cores", str(a.threads), "--csv", out]
+                     str(a.epochs), "--threads", "1", "--cores", str(a.threads), "--csv", out,
+                     "--seed", str(r)]
                     + MLP_RECIPE, name, path, "PyTorch", "mlp", r == 1)
             epochs = [line.split(",") for line in open(out) if line[0].isalnum()][1:]
             # model,dataset,framework,backend,threads,batch,optimizer,epoch,seconds,...,test_acc
