@@ -43,7 +43,7 @@ BOOK_REF_CSVS   := $(sort $(wildcard plots/data/stage-[0-9][0-9].csv))
 # columns of its own (stage 06's training steps) is drawn as a study below.
 BOOK_GEMM_CSVS  := $(foreach f,$(BOOK_REF_CSVS),$(if $(shell grep -q '^kernel,isa,' $(f) && echo y),$(f)))
 BOOK_PLOT_STAMP := $(BOOK_PLOT_DIR)/.stamp
-BOOK_TOOLS      := tools/book.lua tools/book.css tools/check-book.sh tools/make_assignment.py \
+BOOK_TOOLS      := tools/book.lua tools/sections.lua tools/book.css tools/check-book.sh tools/make_assignment.py \
                    tools/answers.py tools/kit-check.py
 BOOK_DEPS       := book.md $(wildcard chapters/*.md) $(BOOK_TOOLS) $(BOOK_REF_CSVS) \
                    $(wildcard $(BOOK_RESULTS)/*.csv) $(wildcard plots/data/*.dot plots/data/*.txt) \
@@ -52,8 +52,8 @@ BOOK_DEPS       := book.md $(wildcard chapters/*.md) $(BOOK_TOOLS) $(BOOK_REF_CS
                    $(BOOK_PLOT_STAMP)
 
 # Common pandoc options; run from the repository root.
-BOOK_PANDOC := $(PANDOC) -f markdown --resource-path=. --lua-filter=tools/book.lua \
-               --toc --toc-depth=2 --number-sections --highlight-style=tango \
+BOOK_PANDOC := $(PANDOC) -f markdown --resource-path=. --lua-filter=tools/book.lua --lua-filter=tools/sections.lua \
+               --toc --toc-depth=2 --highlight-style=tango \
                --css=tools/book.css $(BOOK_EDITION)
 BOOK_CHAPTERS = tools/check-book.sh --chapters book.md
 
