@@ -119,6 +119,10 @@ fi
 
 mmss() { printf '%d:%02d' $(($1 / 60)) $(($1 % 60)); }
 
+# "i budget" of each step this run takes
+budgets=$(steps | awk -F'|' '{ print NR, $2 }' | while read -r j b; do
+    if wanted "$j"; then echo "$j $b"; fi; done)
+
 start=$(date +%s)
 i=0 spent_budget=0
 steps > "${TMPDIR:-/tmp}/reference-steps.$$"
@@ -129,8 +133,8 @@ while IFS='|' read -r name budget args files; do
     now=$(date +%s); elapsed=$((now - start))
     # What is left: the budgets of this step and the ones after it, scaled
     # by how the steps so far kept to theirs.
-    left=$(steps | awk -F'|' -v i="$i" -v e="$elapsed" -v b="$spent_budget" \
-        'NR >= i { s += $2 * 60 } END { printf "%d", b > 0 ? s * e / b : s }')
+    left=$(echo "$budgets" | awk -v i="$i" -v e="$elapsed" -v b="$spent_budget" \
+        '$1 >= i { s += $2 * 60 } END { printf "%d", (b > 0 ? s * e / b : s) }')
     echo "reference: step $i of $n_steps: $name (budget $budget min), elapsed $(mmss "$elapsed"), estimate left $(mmss "$left")"
     for f in $files; do rm -f "$results/$f"; done
     t0=$(date +%s)
@@ -159,7 +163,7 @@ done < "${TMPDIR:-/tmp}/reference-steps.$$"
 
 echo "reference: run $RUN_ID done in $(mmss $(($(date +%s) - start))); results in $OUT"
 # Files left in OUT that no step writes: not from this run.
-stale=$(cd "$OUT" && ls | grep -v -x -F "$("$0" --files)" || true)
+stale=$(cd "$OUT" && ls | grep -v -x -F "$("$here/reference.sh" --files)" || true)
 if [ -n "$stale" ]; then
     echo "reference: $OUT also holds files no step writes (not from this run):" >&2
     echo "$stale" | sed 's/^/  /' >&2
