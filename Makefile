@@ -61,29 +61,13 @@ build:
 bench:
 	@for s in $(STAGES); do $(MAKE) --no-print-directory -C $$s bench || exit 1; done
 
-# The reference results the book shows: every stage's full sweep and the
-# studies, on a quiet machine, with OpenBLAS on its best path, copied into
-# plots/data/. Takes about half an hour.
-reference: build
-	rm -f $(BUILD)/peak.csv
-	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory bench FULL=1
-	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-02 run
-	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-04 run
-	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-05 run
-	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-05 preload
-	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-07 run
-	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-07 compare
-	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-07 profile
-	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-08 run
-	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-08 compare
-	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-08 decay
-	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-08 memory
-	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-08 profile
-	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(MAKE) --no-print-directory stage-09 run
-	rm -f $(BUILD)/results/stage-07-quick-train.csv $(BUILD)/results/stage-08-quick-train.csv \
-	  $(BUILD)/results/stage-09-quick-train.csv
-	cp $(BUILD)/results/stage-*.csv plots/data/
-	@echo "reference results copied to plots/data/"
+# The reference results the book shows: every file of plots/data/, made in
+# one run on one machine under one run id, with OpenBLAS on its best path
+# (tools/reference.sh: the steps, their budgets, a progress line per step).
+# DRY=1 prints the plan; QUICK=1 runs each step's smallest version into
+# build/reference-quick/; STEPS=3,7-9 only those steps.
+reference:
+	@DRY="$(DRY)" QUICK="$(QUICK)" STEPS="$(STEPS)" OUT="$(OUT)" MAKE="$(MAKE)" tools/reference.sh
 
 # One test program holds every stage's tests and the common ones, built with
 # the sanitizers and -Werror, so `make test` ends with one Criterion summary.
@@ -218,13 +202,20 @@ help:
 	@echo "                       function on gemm()'s path the book neither shows nor"
 	@echo "                       names; print how many lines of each file it shows; fail"
 	@echo "                       if the student edition holds an answer, or a results"
-	@echo "                       file comes from another compiler or machine than book.md's"
-	@echo "                       reference: header names; print each chapter's prose"
+	@echo "                       file comes from another compiler than book.md's reference:"
+	@echo "                       header names or from two runs; list the files from no run"
+	@echo "                       of make reference, from another machine, or stale (older"
+	@echo "                       than the last change to their code; STRICT=1: errors);"
+	@echo "                       print each chapter's prose"
 	@echo "                       words (code left out) and fail above 6,000"
 	@echo "  make datasets        Fashion-MNIST, MNIST digits and the sample, checked, into"
 	@echo "                       build/datasets/ (or DATA_DIR=); says where each came from"
 	@echo "  make fuzz-idx        fuzz the IDX reader for FUZZ_SECONDS=60 (clang, libFuzzer)"
-	@echo "  make reference       measure the book's reference results into plots/data/"
+	@echo "  make reference       measure every results file the book reads into plots/data/,"
+	@echo "                       in one run (one run id), about 75 minutes on two cores;"
+	@echo "                       DRY=1 prints the plan, QUICK=1 a short pass into"
+	@echo "                       build/reference-quick/, STEPS=3,7-9 some steps. Its steps:"
+	@tools/reference.sh --plan | sed 's/^/                     /'
 	@echo "  make clean           remove build/"
 	@echo
 	@echo "knobs (the same flags reach every program: PROGRAM --help lists them):"

@@ -15,6 +15,14 @@ BUILD := $(ROOT)/build
 OBJ := $(BUILD)/obj/$(notdir $(CC))-$(MODE)$(if $(EMULATE),-emulated-$(EMULATE))
 ARCH := $(shell $(CC) -dumpmachine 2>/dev/null | cut -d- -f1)
 
+# The commit the programs measure, for their results files' `#` lines
+# (common/base/machine.c); `make check-book` compares it with the code's
+# history. Worked out once, by the first make, and handed down through the
+# environment; "-dirty" when the tree had changes not committed.
+RUN_COMMIT := $(or $(RUN_COMMIT),$(shell git -C $(ROOT) describe --always --dirty --abbrev=12 \
+  --exclude '*' 2>/dev/null),unknown)
+export RUN_COMMIT
+
 # A call to an undeclared function is always an error: C would otherwise
 # assume it returns int, and a pointer returned through it is cut in half.
 WARN := -Wall -Wextra -Wpedantic -Werror=implicit-function-declaration -Werror=int-conversion $(if $(WERROR),-Werror)

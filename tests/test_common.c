@@ -22,6 +22,7 @@
 #include "gemm_backend.h"
 #include "train_flags.h"
 #include "gemm.h"
+#include "machine.h"
 #include "mat.h"
 #include "optim.h"
 #include "peak.h"
@@ -248,6 +249,34 @@ Test(harness, the_csv_header_names_openblas_and_its_limits)
         cr_assert_not_null(strstr(text, note), "the note is missing from:\n%s", text);
     else
         cr_assert_null(strstr(text, "# openblas_note:"), "a note where none is due:\n%s", text);
+}
+
+// Every results file names its machine (the CPU's family and model, the
+// ISAs it runs), the commit measured and the run it is part of, so that
+// the book can hold its numbers to one run of the code as it is.
+Test(harness, results_files_name_the_commit_and_the_run)
+{
+    struct environment env = {.run_id = "2026-11-29T0800Z-test-abc", .run_commit = "abc123"};
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    cr_assert_not_null(f);
+    machine_write(f, "stage-01", 1, &env);
+    fclose(f);
+    cr_assert_not_null(strstr(text, "\n# cpu_id: "), "%s", text);
+    cr_assert_not_null(strstr(text, "\n# isas: scalar"), "%s", text);
+    cr_assert_not_null(strstr(text, "\n# l2_kib: "), "%s", text);
+    cr_assert_not_null(strstr(text, "\n# commit: abc123\n"), "%s", text);
+    cr_assert_not_null(strstr(text, "\n# run_id: 2026-11-29T0800Z-test-abc\n"), "%s", text);
+    free(text);
+    // Outside a reference run: no run id, and the commit said to be unknown.
+    text = NULL;
+    f = open_memstream(&text, &size);
+    machine_write(f, "stage-01", 1, &(struct environment){0});
+    fclose(f);
+    cr_assert_null(strstr(text, "# run_id:"), "%s", text);
+    cr_assert_not_null(strstr(text, "\n# commit: unknown\n"), "%s", text);
+    free(text);
 }
 
 Test(harness, append_adds_rows_without_header_or_openblas)
@@ -710,6 +739,103 @@ Test(book, results_from_another_compiler_or_machine_fail_the_check)
                     "tests/book/provenance-bad.md >/dev/null 2>$T/book-prov.txt"),
                  0);
     cr_assert_not_null(strstr(read_file(tmp_path("book-prov.txt")), "warning: tests/book/prov-clang"));
+}
+
+// make check-book holds the book to one reference run: two run ids are an
+// error; a file without one is listed as not from a reference run (an
+// error with book-runs=error, which STRICT=1 gives); a file measured before
+// the last change to its stage's code or common/ is stale, or "cannot
+// tell" in a clone without the history; the machine each caption names
+// comes from the file's own `#` lines.
+Test(book, results_from_two_runs_without_a_run_or_stale_are_listed)
+{
+#define RUNS_FILTER "BOOK_ROOT=. pandoc -f markdown -t plain --wrap=none --lua-filter tools/book.lua " \
+                    "-M book-check=true "
+    cr_assert_eq(sh(RUNS_FILTER "-M book-runs=error tests/book/runs/one.md >$T/runs.txt 2>&1"), 0,
+                 "%s", read_file(tmp_path("runs.txt")));
+    const char *out = read_file(tmp_path("runs.txt"));
+    cr_assert_not_null(strstr(out, "The first — Reference machine: Test CPU (family 25, model 1), "
+                                   "2 cores, AVX2, L1d 32 KiB, L2 512 KiB"),
+                       "%s", out);
+    cr_assert_not_null(strstr(out, "run: 2026-11-29T0800Z-test-1"), "%s", out);
+    cr_assert_null(strstr(out, "not from a reference run"), "%s", out);
+
+    // two runs: an error even when the rest only warns
+    cr_assert_neq(sh(RUNS_FILTER "-M book-runs=warn tests/book/runs/two.md >$T/runs.txt 2>&1"), 0);
+    out = read_file(tmp_path("runs.txt"));
+    cr_assert_not_null(strstr(out, "come from 2 runs, not one: 2026-11-29T0800Z-test-1 (1: "
+                                   "stage-01-a.csv); 2026-11-30T0900Z-test-2 (1: stage-02-b.csv)"),
+                       "%s", out);
+
+    // no run id, measured in 2020: a warning, an error under book-runs=error
+    cr_assert_eq(sh(RUNS_FILTER "-M book-runs=warn tests/book/runs/none.md >$T/runs.txt 2>&1"), 0,
+                 "%s", read_file(tmp_path("runs.txt")));
+    out = read_file(tmp_path("runs.txt"));
+    cr_assert_not_null(strstr(out, "warning: 1 of 1 results files the book quotes are not from a "
+                                   "reference run"),
+                       "%s", out);
+    int shallow = sh("test \"$(git rev-parse --is-shallow-repository 2>/dev/null)\" != false") == 0;
+    if (shallow)
+        cr_assert_not_null(strstr(out, "cannot tell which results files are stale"), "%s", out);
+    else
+        cr_assert_not_null(strstr(out, "are stale, measured before the last change to the code "
+                                       "they measure"),
+                           "%s", out);
+    cr_assert_neq(sh(RUNS_FILTER "-M book-runs=error tests/book/runs/none.md >/dev/null 2>&1"), 0);
+
+    // by commit: at the first commit, stale; at HEAD, not
+    if (!shallow) {
+        cr_assert_eq(sh("sed \"s/@COMMIT@/$(git rev-list --max-parents=0 HEAD | tail -n 1)/\" "
+                        "tests/book/runs/stage-01-at.csv.in > $T/stage-01-at.csv && "
+                        "sed \"s|@DIR@|$T|\" tests/book/runs/at.md.in > $T/at.md"),
+                     0);
+        cr_assert_neq(sh(RUNS_FILTER "-M book-runs=error $T/at.md >$T/runs.txt 2>&1"), 0);
+        out = read_file(tmp_path("runs.txt"));
+        cr_assert_not_null(strstr(out, "after stage-01-at.csv at "), "%s", out);
+        cr_assert_eq(sh("sed \"s/@COMMIT@/$(git rev-parse HEAD)/\" "
+                        "tests/book/runs/stage-01-at.csv.in > $T/stage-01-at.csv"),
+                     0);
+        cr_assert_eq(sh(RUNS_FILTER "-M book-runs=error $T/at.md >$T/runs.txt 2>&1"), 0, "%s",
+                     read_file(tmp_path("runs.txt")));
+    }
+}
+
+// Another machine's run enters the book whole, one row of the table of
+// other machines beside the book's own; a chapter that quotes one of its
+// files fails the check.
+Test(book, other_machines_enter_only_through_their_table)
+{
+    cr_assert_eq(sh(RUNS_FILTER "-M book-data=tests/book/runs/data "
+                    "-M book-other=tests/book/runs/other tests/book/runs/other.md "
+                    ">$T/other.txt 2>&1"),
+                 0, "%s", read_file(tmp_path("other.txt")));
+    const char *out = read_file(tmp_path("other.txt"));
+    cr_assert_not_null(strstr(out, "AVX2, L1d 32 KiB, L2 512 KiB (this book's)"), "%s", out);
+    cr_assert_not_null(strstr(out, "AVX-512, L1d 48 KiB, L2 512 KiB"), "%s", out);
+    cr_assert_not_null(strstr(out, "2026-11-20T0700Z-test-9"), "%s", out);
+    cr_assert_not_null(strstr(out, "3.00×"), "the book's MLP race: %s", out);
+    cr_assert_not_null(strstr(out, "2.00×"), "%s", out);
+    cr_assert_neq(sh(RUNS_FILTER "-M book-other=tests/book/runs/other tests/book/runs/other-bad.md "
+                     ">$T/other.txt 2>&1"),
+                  0);
+    cr_assert_not_null(strstr(read_file(tmp_path("other.txt")),
+                              "enter the book only through the table of other machines"));
+#undef RUNS_FILTER
+}
+
+// make reference writes every file of plots/data/: none is left from
+// another run, and its plan says each step's budget.
+Test(book, make_reference_writes_every_file_the_book_reads)
+{
+    cr_assert_eq(sh("ls plots/data | grep -v -x -F \"$(tools/reference.sh --files)\" "
+                    ">$T/unwritten.txt; test ! -s $T/unwritten.txt"),
+                 0, "no step of make reference writes: %s", read_file(tmp_path("unwritten.txt")));
+    cr_assert_eq(sh("DRY=1 RUN_ID=test-run tools/reference.sh >$T/plan.txt 2>&1"), 0);
+    const char *out = read_file(tmp_path("plan.txt"));
+    cr_assert_not_null(strstr(out, "reference: run test-run"), "%s", out);
+    cr_assert_not_null(strstr(out, " min  in all"), "%s", out);
+    cr_assert_not_null(strstr(out, "nothing run"), "%s", out);
+    cr_assert_neq(sh("STEPS=x tools/reference.sh >/dev/null 2>&1"), 0);
 }
 
 // share (like test_acc) holds a fraction of 1 and is shown in percent, and

@@ -45,6 +45,9 @@ Inline numbers (an empty span with class result):
 
   []{.result results="stage-01" where="kernel=openblas,m=1024,threads=1" column="gflops"}
   []{.result results="stage-01" meta="cpu"}
+  []{.result results="stage-01" meta="machine"}   (the machine, named from the
+                                                   file's `#` lines: cpu, family
+                                                   and model, cores, ISA, caches)
 
   []{.result results="stage-08-compare-train" where="framework=ours" last="epoch" column="test_acc"}
 
@@ -86,6 +89,29 @@ for a machine with a label (one that is not the reference machine). With
 book-provenance=error (check-book.sh --provenance) a file that does not is
 an error; otherwise a warning.
 
+Without a `machines:` list (book.md has none) a table's or figure's caption
+names the machine from its file's `#` lines: "Reference machine: AMD EPYC
+(family 25, model 1), 2 cores, AVX2, L1d 32 KiB, L2 512 KiB".
+
+Runs (book-runs=error|warn; check-book.sh --provenance, error under
+STRICT=1): every results file the book quotes carries one run id (`#
+run_id:`, which make reference writes): two ids are an error, a file
+without one is "not from a reference run"; the files come from one
+machine; and a file measured before the last change to the code it
+measures (its `# commit:` against git log of its stage's folder and
+common/; a file without a commit by its `# date:`) is stale. In a shallow
+clone staleness cannot be told, and says so.
+
+Other machines: a whole run of another machine is a folder of plots/other/
+(book-other / BOOK_OTHER), and enters the book only through
+
+  ```{.other-machines caption="..."}
+  ```
+
+one row per run, this book's first: each race's seconds per epoch, ours
+and PyTorch's, and the ratio. A table or span whose file= points into
+plots/other/ is an error.
+
 Images: build/plots/stage-NN[-reference].svg must correspond to an
 existing plots/data/stage-NN.csv (in check mode the plot itself need not
 exist yet); stage-NN-train.svg may come from stage-NN-compare-train.csv
@@ -120,6 +146,11 @@ local cfg = {
   check = (os.getenv("BOOK_CHECK") or "") ~= "" and os.getenv("BOOK_CHECK") ~= "0",
   edition = os.getenv("BOOK_EDITION") or "reader",
   provenance = "warn",
+  -- "error", "warn" or "off" (the default): check that every results file
+  -- the book quotes comes from one `make reference` run, of the code as it is
+  runs = "off",
+  -- where whole runs of other machines live, one folder each
+  other = os.getenv("BOOK_OTHER") or "plots/other",
   -- When set, each listing appends "file<TAB>line" for every line it shows
   -- (tools/check-book.sh --book reports listing coverage from it).
   coverage = os.getenv("BOOK_COVERAGE"),
@@ -895,7 +926,9 @@ end
 
 -- Checks a results file the book quotes against the header, once a file.
 local checked = {}
+local cite
 local function provenance(t, label)
+  cite(t, label)
   if reference == nil or cfg.provenance == "off" or checked[label] then return end
   checked[label] = true
   local problems = {}
@@ -904,27 +937,47 @@ local function provenance(t, label)
     problems[#problems + 1] = string.format("was measured with %s; the book's compiler is %s",
       compiler, reference.compiler)
   end
-  local mach, why = machine_of(t)
-  if not mach then problems[#problems + 1] = why end
+  if reference.machines then
+    local mach, why = machine_of(t)
+    if not mach then problems[#problems + 1] = why end
+  end
   for _, p in ipairs(problems) do
     local msg = string.format("%s: %s (book.md, reference:)", label, p)
     if cfg.provenance == "error" then report(msg) else warn(msg) end
   end
 end
 
--- "Reference machine: AMD EPYC Zen 5, ..." from the header, else the cpu line.
+local ISA_NAMES = { avx512 = "AVX-512", avx2 = "AVX2", neon = "NEON", scalar = "scalar" }
+
+-- The machine as a results file's `#` lines name it: "AMD EPYC (family 25,
+-- model 1), 2 cores, AVX2, L1d 32 KiB, L2 512 KiB". Nothing of it is typed
+-- into the book: a run on another machine names that one.
+local function machine_described(t)
+  local m, s = t.meta, signature(t)
+  local parts = { s.cpu or "unknown CPU" }
+  local family, model = (m.cpu_id or ""):match("^family (%d+), model (%d+)")
+  if family then parts[1] = string.format("%s (family %s, model %s)", parts[1], family, model) end
+  if s.cores then parts[#parts + 1] = string.format("%d cores", s.cores) end
+  if s.isa then parts[#parts + 1] = ISA_NAMES[s.isa] or s.isa end
+  if s.l1d then parts[#parts + 1] = string.format("L1d %g KiB", s.l1d) end
+  if tonumber(m.l2_kib) then parts[#parts + 1] = string.format("L2 %g KiB", tonumber(m.l2_kib)) end
+  return table.concat(parts, ", ")
+end
+
+-- "Reference machine: AMD EPYC Zen 5, ..." from the header's list of
+-- machines when it has one, else from the file's `#` lines.
 -- A header machine with a label is called by it instead of "Reference
 -- machine" ("Zen 3 machine: AMD EPYC Zen 3, ..."), unless the table says
 -- machine= itself.
 local function machine_name(who, t)
-  if reference ~= nil and who ~= "Your machine" then
+  if reference ~= nil and reference.machines and who ~= "Your machine" then
     local mach = machine_of(t)
     if mach then
       if who == "Reference machine" and mach.label then who = mach.label end
       return who .. ": " .. mach.name
     end
   end
-  if t.meta.cpu and t.meta.cpu ~= "" then return who .. ": " .. t.meta.cpu end
+  if (t.meta.cpu and t.meta.cpu ~= "") or t.meta.cores then return who .. ": " .. machine_described(t) end
   return who
 end
 
@@ -952,7 +1005,9 @@ local function read_reference(meta)
     if not mach.name then report(string.format("book.md: reference: machine %d has no name", i)) end
     ref.machines[#ref.machines + 1] = mach
   end
-  if #ref.machines == 0 then report("book.md: reference: names no machine") end
+  -- Without a list the machine is named from each file's `#` lines, and
+  -- the runs check (book-runs) holds the files to one run on one machine.
+  if #ref.machines == 0 then ref.machines = nil end
   return ref
 end
 
@@ -970,6 +1025,248 @@ local function openblas_note(t)
   return pandoc.Para(inlines)
 end
 
+-- ---------------------------------------------------------------------
+-- runs: the book's numbers come from one `make reference`, of the code as
+-- it is (book-runs=error|warn, check-book.sh --provenance; STRICT=1 errors)
+
+-- Every results file the book quotes, in the order first quoted.
+local cited_files, cited_order = {}, {}
+cite = function(t, label)
+  if cited_files[label] then return end
+  cited_files[label] = t
+  cited_order[#cited_order + 1] = label
+end
+
+local function basename(p) return (p:gsub("^.*/", "")) end
+
+-- git in the book's root: its output without the last newline, or nil and
+-- the exit code when it failed.
+local function git(args)
+  -- its complaints (an unknown commit, say) are answers here, not noise
+  local argv = { "-c", 'cd "$1" && shift && exec git "$@" 2>/dev/null', "sh", cfg.root }
+  for _, a in ipairs(args) do argv[#argv + 1] = a end
+  local ok, out = pcall(pandoc.pipe, "sh", argv, "")
+  if ok then return (out:gsub("%s+$", "")) end
+  return nil, type(out) == "table" and out.error_code or -1
+end
+
+-- The last change to the code a results file measures: its stage's folder
+-- (stage-08-layers.csv: stages/08_*) and common/. { commit=, date= } or nil.
+local last_change_cache = {}
+local function last_change(label)
+  local nn = basename(label):match("^stage%-(%d%d)")
+  local key = nn or "common"
+  if last_change_cache[key] == nil then
+    local paths = { "common" }
+    if nn then paths[#paths + 1] = "stages/" .. nn .. "_*" end
+    local args = { "log", "-1", "--date=format-local:%Y-%m-%dT%H:%M:%SZ", "--format=%H %cd", "--" }
+    for _, p in ipairs(paths) do args[#args + 1] = p end
+    local out = git(args) or ""
+    local commit, date = out:match("^(%x+) (%S+)$")
+    last_change_cache[key] = commit and { commit = commit, date = date,
+      what = table.concat(paths, " and ") } or false
+  end
+  return last_change_cache[key] or nil
+end
+
+-- Why staleness cannot be told in this checkout, or nil when it can.
+local function history_missing()
+  local shallow = git({ "rev-parse", "--is-shallow-repository" })
+  if shallow == nil then return "no git history here" end
+  if shallow == "true" then return "a shallow clone, without the code's history" end
+  return nil
+end
+
+-- "stale", "fresh", or "cannot tell" and why, of one file.
+local function staleness(t, label)
+  local change = last_change(label)
+  if not change then return "cannot tell", "git names no change to its code" end
+  local commit = t.meta.commit
+  if commit and commit ~= "" and commit ~= "unknown" then
+    local measured = commit:gsub("%-dirty$", "")
+    if not git({ "cat-file", "-e", measured .. "^{commit}" }) then
+      return "cannot tell", "its commit " .. commit .. " is not in this clone"
+    end
+    local _, code = git({ "merge-base", "--is-ancestor", change.commit, measured })
+    if code == nil then return "fresh" end
+    if code == 1 then return "stale", "at " .. commit:sub(1, 12), change end
+    return "cannot tell", "git could not compare the commits"
+  end
+  -- Files from before the commit line: their date against the change's.
+  local date = t.meta.date
+  if not date or date == "" then return "cannot tell", "no '# commit:' or '# date:' line" end
+  if date < change.date then return "stale", "on " .. date, change end
+  return "fresh"
+end
+
+local function list_of(labels)
+  local names = {}
+  for _, l in ipairs(labels) do names[#names + 1] = basename(l) end
+  return table.concat(names, ", ")
+end
+
+local function check_runs()
+  if cfg.runs == "off" or #cited_order == 0 then return end
+  local say = cfg.runs == "error" and report or warn
+  -- one run id
+  local ids, id_order, without = {}, {}, {}
+  for _, label in ipairs(cited_order) do
+    local id = cited_files[label].meta.run_id
+    if id and id ~= "" then
+      if not ids[id] then ids[id] = {}; id_order[#id_order + 1] = id end
+      table.insert(ids[id], label)
+    else
+      without[#without + 1] = label
+    end
+  end
+  if #id_order > 1 then
+    local parts = {}
+    for _, id in ipairs(id_order) do
+      parts[#parts + 1] = string.format("%s (%d: %s)", id, #ids[id], list_of(ids[id]))
+    end
+    -- two runs in one book is always an error
+    report(string.format("the results the book quotes come from %d runs, not one: %s", #id_order,
+      table.concat(parts, "; ")))
+  end
+  if #without > 0 then
+    say(string.format("%d of %d results files the book quotes are not from a reference run "
+      .. "(no '# run_id:' line; make reference writes them): %s", #without, #cited_order,
+      list_of(without)))
+  end
+  -- one machine
+  local machines, m_order = {}, {}
+  for _, label in ipairs(cited_order) do
+    local name = machine_described(cited_files[label])
+    if not machines[name] then machines[name] = {}; m_order[#m_order + 1] = name end
+    table.insert(machines[name], label)
+  end
+  if #m_order > 1 then
+    local parts = {}
+    for _, name in ipairs(m_order) do
+      parts[#parts + 1] = string.format("%s (%d files)", name, #machines[name])
+    end
+    say(string.format("the results the book quotes come from %d machines: %s", #m_order,
+      table.concat(parts, "; ")))
+  end
+  -- stale
+  local missing = history_missing()
+  if missing then
+    io.stderr:write(string.format("book.lua: cannot tell which results files are stale (%s)\n",
+      missing))
+  else
+    -- grouped by the change they predate: one line per stage
+    local n_stale, groups, g_order, unsure = 0, {}, {}, {}
+    for _, label in ipairs(cited_order) do
+      local state, why, change = staleness(cited_files[label], label)
+      if state == "stale" then
+        n_stale = n_stale + 1
+        local key = change.what
+        if not groups[key] then
+          groups[key] = { change = change, files = {} }; g_order[#g_order + 1] = key
+        end
+        table.insert(groups[key].files, basename(label) .. " " .. why)
+      elseif state == "cannot tell" then
+        unsure[#unsure + 1] = basename(label) .. " (" .. why .. ")"
+      end
+    end
+    if n_stale > 0 then
+      local lines = {}
+      for _, key in ipairs(g_order) do
+        local g = groups[key]
+        lines[#lines + 1] = string.format("%s changed in %s (%s), after %s", key,
+          g.change.commit:sub(1, 12), g.change.date, table.concat(g.files, ", "))
+      end
+      say(string.format("%d of %d results files the book quotes are stale, measured before the "
+        .. "last change to the code they measure:\n  %s", n_stale, #cited_order,
+        table.concat(lines, "\n  ")))
+    end
+    if #unsure > 0 then
+      io.stderr:write(string.format("book.lua: cannot tell whether %d results file(s) are "
+        .. "stale:\n  %s\n", #unsure, table.concat(unsure, "\n  ")))
+    end
+  end
+  io.stderr:write(string.format("book.lua: %d results files quoted; reference machine (from "
+    .. "their '#' lines): %s; run: %s\n", #cited_order,
+    #m_order == 1 and m_order[1] or ("none: " .. #m_order .. " machines"),
+    #id_order == 1 and id_order[1] or (#id_order == 0 and "none" or (#id_order .. " of them"))))
+end
+
+-- ---------------------------------------------------------------------
+-- other machines: whole runs of other machines, each a folder of
+-- plots/other/ holding what make reference wrote there, side by side with
+-- the book's own run in one table (```{.other-machines}```): each run's
+-- headline races, ours against PyTorch at its best.
+
+local OTHER_COLUMNS = {
+  { file = "stage-07-compare", model = "784-256-10", what = "MLP" },
+  { file = "stage-08-compare", model = "cnn", what = "CNN" },
+}
+
+local function other_runs()
+  local ok, out = pcall(pandoc.pipe, "sh",
+    { "-c", "cd \"$1\" 2>/dev/null && ls -d */ 2>/dev/null", "sh", rooted(cfg.other) }, "")
+  local dirs = {}
+  for d in ((ok and out) or ""):gmatch("[^\n]+") do dirs[#dirs + 1] = (d:gsub("/$", "")) end
+  table.sort(dirs)
+  return dirs
+end
+
+local function other_machines_block(el)
+  local heads = { "Machine", "Run" }
+  for _, c in ipairs(OTHER_COLUMNS) do
+    heads[#heads + 1] = c.what .. ", ours (s/epoch)"
+    heads[#heads + 1] = c.what .. ", PyTorch (s/epoch)"
+    heads[#heads + 1] = c.what .. ", ours ×"
+  end
+  local body = {}
+  local function row(dir, label)
+    local line, machine, run = {}, nil, nil
+    for _, c in ipairs(OTHER_COLUMNS) do
+      local path = join(dir, c.file .. ".csv")
+      local ours, peer = "—", "—"
+      local ratio = "—"
+      if file_exists(rooted(path)) then
+        local t = load_csv(path, path)
+        machine = machine or machine_described(t)
+        local id = t.meta.run_id or ""
+        if run ~= nil and id ~= run then
+          fail(string.format("%s: two runs in one folder (run ids '%s' and '%s'): a folder of "
+            .. "%s holds one whole run", dir, run, id, cfg.other))
+        end
+        run = id
+        local function value(fw, col)
+          local rows = select_rows(t, parse_where("model=" .. c.model .. ",framework=" .. fw, t, path))
+          if #rows ~= 1 then
+            fail(string.format("%s: %d rows of model=%s, framework=%s; need one", path, #rows,
+              c.model, fw))
+          end
+          return format_value(col, rows[1][col], nil)
+        end
+        ours, peer, ratio = value("ours", "seconds_per_epoch"), value("pytorch", "seconds_per_epoch"),
+          value("ours", "vs_pytorch")
+      end
+      line[#line + 1] = ours; line[#line + 1] = peer; line[#line + 1] = ratio
+    end
+    if machine == nil then fail(string.format("%s: no %s.csv of any race", dir, OTHER_COLUMNS[1].file)) end
+    -- a run without an id (from before make reference wrote one) goes by its folder
+    if run == "" then run = label and "—" or basename(dir) end
+    local cells = { cell(machine .. (label and (" (" .. label .. ")") or "")), cell(run) }
+    for _, v in ipairs(line) do cells[#cells + 1] = cell(v) end
+    body[#body + 1] = cells
+  end
+  row(cfg.data, "this book's")
+  for _, d in ipairs(other_runs()) do row(join(cfg.other, d), nil) end
+  local hcells, aligns, widths = {}, {}, {}
+  for i, h in ipairs(heads) do
+    hcells[i] = cell(h); aligns[i] = i <= 2 and pandoc.AlignLeft or pandoc.AlignRight; widths[i] = 0
+  end
+  local cap = inlines_of(el.attributes.caption)
+  local st = pandoc.SimpleTable(cap, aligns, widths, hcells, body)
+  local tbl = pandoc.utils.from_simple_table(st)
+  tbl.attr = pandoc.Attr(el.identifier or "", { "results" })
+  return tbl
+end
+
 local function mine_path(results)
   return join(cfg.results, results .. ".csv")
 end
@@ -978,11 +1275,22 @@ local function ref_path(results)
   return join(cfg.data, results .. ".csv")
 end
 
+-- Another machine's run enters the book only whole, in the table of other
+-- machines: never a table or number of a chapter's own.
+local function not_other(path)
+  local dir = cfg.other:gsub("/+$", "") .. "/"
+  if path:sub(1, #dir) == dir then
+    fail(string.format("%s: a results file of another machine's run; those enter the book only "
+      .. "through the table of other machines (```{.other-machines}```)", path))
+  end
+end
+
 local function table_block(el)
   local a = {}
   for k, v in pairs(el.attributes) do a[k] = v end
   local base = inlines_of(a.caption)
   if a.file and a.file ~= "" then
+    not_other(a.file)
     local t = load_csv(a.file)
     provenance(t, a.file)
     local cap = base
@@ -1062,6 +1370,7 @@ local function result_span(el)
   local a = el.attributes
   local t, label
   if a.file and a.file ~= "" then
+    not_other(a.file)
     t, label = load_csv(a.file), a.file
   else
     local results = a.results
@@ -1077,6 +1386,10 @@ local function result_span(el)
     t = load_csv(label, label)
   end
   if label ~= mine_path(a.results or "") then provenance(t, label) end
+  if a.meta == "machine" then
+    -- the machine as the file's `#` lines name it (machine_described)
+    return pandoc.Str(machine_described(t))
+  end
   if a.meta and a.meta ~= "" then
     local v = t.meta[a.meta]
     if v == nil then fail(string.format("%s: no '# %s:' header line", label, a.meta)) end
@@ -1226,6 +1539,12 @@ local function read_meta(meta)
   if meta["book-check"] ~= nil then cfg.check = truthy(meta["book-check"]) end
   cfg.edition = m("book-edition") or cfg.edition
   cfg.provenance = m("book-provenance") or cfg.provenance
+  cfg.runs = m("book-runs") or cfg.runs
+  if cfg.runs ~= "error" and cfg.runs ~= "warn" and cfg.runs ~= "off" then
+    report(string.format("book-runs must be 'error', 'warn' or 'off', not '%s'", cfg.runs))
+    cfg.runs = "off"
+  end
+  cfg.other = m("book-other") or cfg.other
   if cfg.provenance ~= "error" and cfg.provenance ~= "warn" and cfg.provenance ~= "off" then
     report(string.format("book-provenance must be 'error', 'warn' or 'off', not '%s'",
       cfg.provenance))
@@ -1252,6 +1571,9 @@ local main = {
     if el.attributes["include"] ~= nil then
       return guard(listing_block, el, "listing") or failed_block("listing")
     end
+    if has_class(el, "other-machines") then
+      return guard(other_machines_block, el, "other machines") or failed_block("other machines")
+    end
     if has_class(el, "results-table") or has_class(el, "csv-table") then
       return guard(table_block, el, "table") or failed_block("table")
     end
@@ -1270,6 +1592,7 @@ local main = {
 
 local finish = {
   Pandoc = function(doc)
+    check_runs()
     if n_errors > 0 then
       error(string.format("book.lua: %d error%s (see above)", n_errors, n_errors == 1 and "" or "s"), 0)
     end

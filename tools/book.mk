@@ -10,8 +10,10 @@
 #                    the HTML and EPUB are checked to hold no answer
 #   make check-book  run the filter over book.md and its chapters (fast, no
 #                    plots), check the student edition holds no answer, and
-#                    that the results the book quotes come from its compiler
-#                    and machines; print each chapter's prose words (fenced and
+#                    that the results the book quotes come from its compiler,
+#                    from one run of make reference on one machine, and are
+#                    not stale (STRICT=1: each an error, else listed); print
+#                    each chapter's prose words (fenced and
 #                    indented code left out) and fail above 6,000
 #
 # Chapter order is the `chapters:` list in book.md's YAML metadata.

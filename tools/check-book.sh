@@ -19,8 +19,15 @@
 #   tools/check-book.sh --provenance [BOOK.md]
 #                                          check that every results file BOOK.md and
 #                                          its chapters quote was measured with the
-#                                          compiler, and on one of the machines, that
-#                                          BOOK.md's `reference:` header names
+#                                          compiler BOOK.md's `reference:` header
+#                                          names, all in one run of make reference
+#                                          (one '# run_id:'; two is an error), on one
+#                                          machine, after the last change to the code
+#                                          it measures (its '# commit:', else its
+#                                          date, against git log of its stage and
+#                                          common/); STRICT=1 makes a file without a
+#                                          run id, from another machine or stale an
+#                                          error, else a warning
 #   tools/check-book.sh --chapters [BOOK.md]
 #                                          print that chapter list, one a line
 #   tools/check-book.sh --words [BOOK.md]  print each chapter's prose word count and
@@ -307,14 +314,20 @@ case $1 in
         chapters=$(list_chapters "$book") || exit 1
         # one run over the book and its chapters, so the filter sees the header
         # shellcheck disable=SC2086
+        # STRICT=1: a file from no reference run, from another machine, or
+        # stale is an error, not a warning (two run ids always are)
+        runs=warn
+        [ "${STRICT:-0}" = 0 ] || [ -z "${STRICT:-}" ] || runs=error
         if ! (cd "$BOOK_ROOT" && "$PANDOC" -f markdown -t native -o /dev/null \
                 --lua-filter="$filter" -M book-check=true -M book-provenance=error \
-                "$book" $chapters); then
+                -M book-runs=$runs "$book" $chapters); then
             echo "check-book: results the book quotes come from another compiler or machine" \
-                 "than $book's reference: header names (above)" >&2
+                 "than $book's reference: header names, from more than one run, or are stale" \
+                 "(above)" >&2
             exit 1
         fi
-        echo "check-book: every results file $book quotes comes from its compiler and machines"
+        echo "check-book: every results file $book quotes comes from its compiler" \
+             "(runs and staleness: above)"
         ;;
     -h|--help) usage ;;
     -*) echo "error: check-book: unknown option $1" >&2; usage ;;

@@ -314,12 +314,13 @@ def main(doc, batch, epochs, add_args, build):
 
 def machine_lines():
     """The machine as our drivers' CSVs name it (machine_write in
-    common/base/machine.c): CPU model, cores, widest instruction set, L1 data
-    cache. The profile runs no driver of ours, and the book needs them to
+    common/base/machine.c): CPU model and family/model, cores, instruction
+    sets, L1 data cache, the commit measured and the run id. The profile runs no driver of ours, and the book needs them to
     tell which of its machines measured it: two of them share a CPU name,
     cores and L1d, and differ in the instruction set."""
     cpu = "unknown CPU"
     flags = set()
+    ids = {}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
@@ -329,8 +330,15 @@ def machine_lines():
                     cpu = value
                 elif key in ("flags", "Features") and not flags:
                     flags = set(value.split())
+                elif key in ("cpu family", "model", "stepping") and key not in ids:
+                    ids[key] = value
     except OSError:
         pass
+    # As cpu_id() in common/base/cpu.c writes it.
+    cpu_id = "unknown"
+    if "cpu family" in ids and "model" in ids:
+        cpu_id = (f"family {ids['cpu family']}, model {ids['model']}, "
+                  f"stepping {ids.get('stepping', '-1')}")
     # As isa_best() in common/base/cpu.c picks it.
     if "avx512f" in flags and "fma" in flags:
         isa = "avx512"
@@ -340,7 +348,10 @@ def machine_lines():
         isa = "neon"
     else:
         isa = "scalar"
-    lines = [f"# cpu: {cpu}\n", f"# cores: {os.cpu_count()}\n", f"# isa_best: {isa}\n"]
+    isas = ["scalar"] + [i for i in ("avx2", "avx512", "neon") if i == isa or
+                         (i == "avx2" and isa == "avx512")]
+    lines = [f"# cpu: {cpu}\n", f"# cpu_id: {cpu_id}\n", f"# cores: {os.cpu_count()}\n",
+             f"# isas: {','.join(isas)}\n", f"# isa_best: {isa}\n"]
     for index in sorted(glob.glob("/sys/devices/system/cpu/cpu0/cache/index*")):
         try:
             level, kind, size = (open(os.path.join(index, n)).read().strip()
@@ -349,7 +360,13 @@ def machine_lines():
             continue
         if level == "1" and kind == "Data" and size.endswith("K"):
             lines.append(f"# l1d_kib: {int(size[:-1])}\n")
-            break
+        elif level == "2" and kind == "Unified" and size.endswith("K"):
+            lines.append(f"# l2_kib: {int(size[:-1])}\n")
+    # The commit measured and the run it is part of, as machine_write gives
+    # them (the Makefiles set RUN_COMMIT; `make reference` sets RUN_ID).
+    lines.append(f"# commit: {os.environ.get('RUN_COMMIT') or 'unknown'}\n")
+    if os.environ.get("RUN_ID"):
+        lines.append(f"# run_id: {os.environ['RUN_ID']}\n")
     lines.append(time.strftime("# date: %Y-%m-%dT%H:%M:%SZ\n", time.gmtime()))
     return lines
 

@@ -152,6 +152,48 @@ const char *cpu_model(void)
     return model;
 }
 
+// The number after "key<blanks>:" in a /proc/cpuinfo line, or -1 when the
+// line is another key's.
+static long cpuinfo_number(const char *line, const char *key)
+{
+    size_t n = strlen(key);
+    if (strncmp(line, key, n) != 0)
+        return -1;
+    const char *s = line + n;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    // "model" must not take "model name"'s line
+    return *s == ':' ? strtol(s + 1, NULL, 10) : -1;
+}
+
+static char id[128];
+
+const char *cpu_id(void)
+{
+    if (id[0])
+        return id;
+    snprintf(id, sizeof id, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return id;
+    long family = -1, number = -1, stepping = -1;
+    char line[512];
+    // The first processor's lines only: they end at its first blank line.
+    while (fgets(line, sizeof line, f) && line[0] != '\n') {
+        long v;
+        if ((v = cpuinfo_number(line, "cpu family")) >= 0)
+            family = v;
+        else if ((v = cpuinfo_number(line, "model")) >= 0)
+            number = v;
+        else if ((v = cpuinfo_number(line, "stepping")) >= 0)
+            stepping = v;
+    }
+    fclose(f);
+    if (family >= 0 && number >= 0)
+        snprintf(id, sizeof id, "family %ld, model %ld, stepping %ld", family, number, stepping);
+    return id;
+}
+
 int cpu_count(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);

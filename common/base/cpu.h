@@ -39,6 +39,10 @@ int isa_lanes(enum isa isa);
 
 // "AMD EPYC 9R45" or similar; "unknown CPU" when the system does not say.
 const char *cpu_model(void);
+// "family 25, model 1, stepping 1" (x86's CPUID numbers, as /proc/cpuinfo
+// gives them): what tells two CPUs apart whose model string a virtual
+// machine cuts to "AMD EPYC". "unknown" when the system does not say.
+const char *cpu_id(void);
 int cpu_count(void);
 
 // Data cache sizes in bytes as the system reports them (sysfs, then sysconf);

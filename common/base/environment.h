@@ -16,6 +16,9 @@ struct environment {
     const char *term;               // TERM: "dumb" is a terminal that draws no progress bar
     const char *strassen_rule;      // GEMM_STRASSEN_RULE: where gemm() may use Strassen's
                                     // algorithm (the file `make stage-05 strassen` wrote)
+    const char *run_id;             // RUN_ID: the `make reference` run this measurement is part of
+    const char *run_commit;         // RUN_COMMIT: the commit of the code measured (the Makefiles
+                                    // set it from git; "+dirty" when the tree had changes)
 };
 
 #endif

@@ -33,8 +33,12 @@ void machine_write(FILE *f, const char *stage, int threads, const struct environ
     const char *coretype = env ? env->openblas_coretype : NULL;
     // The clock the peak was computed with, so that clock × FMAs per cycle ×
     // lanes × 2 in this header gives the peak it prints.
-    fprintf(f, "# stage: %s\n# cpu: %s\n# cores: %d\n# clock_ghz: %.2f\n", stage, cpu_model(),
-            cpu_count(), peak_get(isa_best(), 1).clock_ghz);
+    fprintf(f, "# stage: %s\n# cpu: %s\n# cpu_id: %s\n# cores: %d\n# isas:", stage, cpu_model(),
+            cpu_id(), cpu_count());
+    for (int isa = 0, n = 0; isa < ISA_COUNT; isa++)
+        if (isa_supported((enum isa)isa))
+            fprintf(f, "%s%s", n++ ? "," : " ", isa_name((enum isa)isa));
+    fprintf(f, "\n# clock_ghz: %.2f\n", peak_get(isa_best(), 1).clock_ghz);
     int counts[2] = {1, threads};
     for (int c = 0; c < (threads > 1 ? 2 : 1); c++) {
         for (int isa = 0; isa < ISA_COUNT; isa++)
@@ -63,6 +67,13 @@ void machine_write(FILE *f, const char *stage, int threads, const struct environ
     char note[512];
     if (blas_limit_note(stage, env, note, sizeof note))
         fprintf(f, "# openblas_note: %s\n", note);
+    // What was measured and in which run: the book holds every file it
+    // quotes to one run id, and to the code as it is (tools/check-book.sh).
+    const char *commit = env ? env->run_commit : NULL;
+    const char *run = env ? env->run_id : NULL;
+    fprintf(f, "# commit: %s\n", commit ? commit : "unknown");
+    if (run)
+        fprintf(f, "# run_id: %s\n", run);
     fprintf(f, "# date: %s\n", date);
 }
 

@@ -6,10 +6,12 @@
 #include "environment.h"
 
 // Writes the `#` lines that describe this machine and this build at the top of
-// a results file: CPU, cores, measured clock and peak per ISA and thread
+// a results file: CPU (model string and family/model), cores, the ISAs it
+// runs, measured clock and peak per ISA and thread
 // count (1 and `threads`), caches, compiler and flags, OpenBLAS's
 // configuration and core and the OPENBLAS_* variables env holds (NULL:
-// none), the ISA the kernels run on, the date.
+// none), the ISA the kernels run on, the commit measured and the run id
+// (env's run_commit and run_id), the date.
 void machine_write(FILE *f, const char *stage, int threads, const struct environment *env);
 
 // Opens a results file (path "-": standard output) and writes the machine

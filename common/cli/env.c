@@ -22,6 +22,8 @@ struct environment env_read(void)
         .lazy_cache = given("LAZY_CACHE"),
         .term = given("TERM"),
         .strassen_rule = given("GEMM_STRASSEN_RULE"),
+        .run_id = given("RUN_ID"),
+        .run_commit = given("RUN_COMMIT"),
     };
     peak_cache_use(env.peak_cache);
     return env;
