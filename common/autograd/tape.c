@@ -435,6 +435,33 @@ struct tape_node *tape_record(struct tape *t, const char *op, tape_backward_fn *
 }
 // end listing
 
+// listing: tape_op
+struct tensor *tape_op_open(struct tape *t, const struct tape_op *op, int ndim, const int *shape)
+{
+    struct tensor *out = tape_output(t, ndim, shape, op->in[0], op->in[1]);
+    if (!out || tape_use(t, op->in[2]) != 0)
+        return NULL;
+    if (t->recording && op->in[2] && op->in[2]->requires_grad)
+        out->requires_grad = 1;
+    return out;
+}
+
+struct tensor *tape_op_close(struct tape *t, const struct tape_op *op, struct tensor *out)
+{
+    if (!out || !out->requires_grad)
+        return out;
+    struct tape_node *n = tape_record(t, op->name, op->backward, out, op->in[0], op->in[1]);
+    if (!n)
+        return NULL;
+    n->in[2] = op->in[2];
+    n->scalar = op->scalar;
+    n->ints = op->ints;
+    n->saved = op->saved;
+    n->needs = op->needs;
+    return out;
+}
+// end listing
+
 int tape_gemm(struct tape *t, const char *op, enum gemm_trans ta, enum gemm_trans tb, int m,
               int n, int k, const float *A, int lda, const float *B, int ldb, float beta,
               float *C, int ldc)

@@ -31,9 +31,9 @@ struct tape_node {
     float *saved;               // cross_entropy's probabilities
     struct tape_node *prev;     // the node recorded before this one
     // For the planner (MEMORY_PLANNED): whose data the backward reads, as
-    // NEEDS_* bits (tape_record sets them all; an op that reads less says
-    // so), the node's number in the step, and the buffers its op asked for
-    // (its saved ones among them).
+    // NEEDS_* bits (its op's struct tape_op says which), the node's number
+    // in the step, and the buffers its op asked for (its saved ones among
+    // them).
     unsigned needs;
     int seq;
     int first_buffer, end_buffer;
@@ -194,16 +194,48 @@ __attribute__((format(printf, 2, 3)))
 #endif
 void *tape_fail(struct tape *t, const char *fmt, ...);
 
-// For the ops: an output tensor of the given shape whose requires_grad is
-// set when recording and any input needs a gradient; NULL with the error set.
-// An op calls it first: it starts the op's moment, and tells the planner
-// that the op reads a and b (NULL for none).
+// An op's bookkeeping, said once. An op fills a struct tape_op, opens with
+// it, computes its output, and closes with it:
+//
+//     struct tape_op op = {.name = "add", .backward = add_backward, .in = {a, b},
+//                          .needs = 0};  // the backward reads dy alone
+//     struct tensor *y = tape_op_open(t, &op, a->ndim, a->shape);
+//     if (!y)
+//         return NULL;
+//     ... y->data from a->data and b->data ...
+//     return tape_op_close(t, &op, y);
+//
+// What the op saves for its backward (tape_save, between the two calls) goes
+// into op.ints or op.saved before it closes.
+struct tape_op {
+    const char *name;            // "matmul", "relu", ... for messages
+    tape_backward_fn *backward;
+    struct tensor *in[3];        // the inputs: in[1], in[2] NULL when fewer
+    unsigned needs;              // NEEDS_* bits: whose data the backward reads;
+                                 // 0: dy alone (and what the op saved)
+    float scalar;                // the node's scalar, ints and saved
+    const int *ints;             // (struct tape_node says what each holds)
+    float *saved;
+};
+
+// Opens op: the output tensor of the given shape, whose requires_grad is set
+// when recording and any input needs a gradient. It starts the op's moment
+// and tells the planner that the op reads its inputs. NULL with the error set.
+struct tensor *tape_op_open(struct tape *t, const struct tape_op *op, int ndim,
+                            const int *shape);
+// Closes op: when out needs a gradient, records its node (tape_record, with
+// op's inputs, needs, scalar, ints and saved). Returns out; NULL when out is
+// NULL or with the error set.
+struct tensor *tape_op_close(struct tape *t, const struct tape_op *op, struct tensor *out);
+
+// The calls beneath tape_op_open: an output tensor whose requires_grad is set
+// when recording and a or b needs a gradient (the op's moment begins; the
+// op reads a and b, NULL for none), and a third input x read too. NULL or
+// -1 with the error set.
 struct tensor *tape_output(struct tape *t, int ndim, const int *shape,
                            const struct tensor *a, const struct tensor *b);
-// For the ops: a third input x is read too (a bias that may be a step
-// tensor). Returns 0, or -1 with the error set.
 int tape_use(struct tape *t, const struct tensor *x);
-// For the ops, after tape_output: bytes of working memory (64-byte aligned,
+// For the ops, after opening: bytes of working memory (64-byte aligned,
 // contents undefined) that die when the op returns, and bytes the op keeps
 // for its backward, which die once the node it records next has run its
 // backward (when it records none, with the op). NULL when out of memory
@@ -211,8 +243,9 @@ int tape_use(struct tape *t, const struct tensor *x);
 void *tape_scratch(struct tape *t, size_t bytes);
 void *tape_save(struct tape *t, size_t bytes);
 
-// For the ops: appends a node for out (call it only when out->requires_grad).
-// NULL when out of memory, with the error set.
+// Beneath tape_op_close: appends a node for out (call it only when
+// out->requires_grad), every NEEDS_* bit set. NULL when out of memory, with
+// the error set.
 struct tape_node *tape_record(struct tape *t, const char *op, tape_backward_fn *backward,
                               struct tensor *out, struct tensor *a, struct tensor *b);
 
