@@ -20,6 +20,7 @@
 #include "cpu.h"
 #include "flags.h"
 #include "gemm_backend.h"
+#include "gemm_flags.h"
 #include "train_flags.h"
 #include "gemm.h"
 #include "mat.h"

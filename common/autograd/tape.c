@@ -35,34 +35,11 @@ struct tape {
     char error[256];
 };
 
-static const char *const memory_names[] = {"arena", "planned", NULL};
-
-int tape_parse_memory(const char *name, enum memory_mode *out)
-{
-    for (int i = 0; memory_names[i]; i++)
-        if (name && strcmp(name, memory_names[i]) == 0) {
-            *out = (enum memory_mode)i;
-            return 0;
-        }
-    return -1;
-}
+static const char *const memory_names[] = {"arena", "planned"};
 
 const char *tape_memory_name(enum memory_mode m)
 {
     return m == MEMORY_ARENA || m == MEMORY_PLANNED ? memory_names[m] : "unknown";
-}
-
-struct flag tape_memory_flag(int *mode)
-{
-    return flag_choice("--memory", "MODE", mode, memory_names, NULL,
-                       "where a step's tensors live: the arena, or planned offsets that "
-                       "share bytes");
-}
-
-struct flag tape_memories_flag(struct flag_list *modes)
-{
-    return flag_choices("--memory", "A,B", modes, memory_names, NULL,
-                        "memory modes to measure, interleaved");
 }
 
 struct tape_config tape_config_default(void)

@@ -5,8 +5,8 @@
 #include <stdio.h>
 
 #include "cpu.h"
-#include "flags.h"
 #include "gemm_backend.h"
+#include "memory.h"
 #include "tensor.h"
 
 struct arena;
@@ -47,13 +47,6 @@ enum { NEEDS_IN0 = 1, NEEDS_IN1 = 2, NEEDS_IN2 = 4, NEEDS_OUT = 8 };
 // does). The choice is the tape's, so it is declared here, below conv.h.
 enum conv_path { CONV_AUTO, CONV_IM2COL, CONV_1X1, CONV_DIRECT, CONV_IMPLICIT, CONV_WINOGRAD };
 
-// Where a step's tensors live (memory.h says how):
-//   arena    one cursor through blocks kept from step to step; nothing is
-//            released before the step ends
-//   planned  each buffer at an offset a plan gave it in one block, shared
-//            with the buffers whose lifetimes do not overlap its own
-enum memory_mode { MEMORY_ARENA, MEMORY_PLANNED };
-
 // listing: tape_config
 // The run-time choices the ops read from their tape: the same model, another
 // way to compute it. Two tapes in one program can differ, so a benchmark or a
@@ -84,13 +77,8 @@ struct tape_config {
 };
 // end listing
 
-// "arena", "planned"; 0 and *out set, or -1.
-int tape_parse_memory(const char *name, enum memory_mode *out);
+// "arena", "planned" ("unknown" for another value).
 const char *tape_memory_name(enum memory_mode m);
-// --memory arena|planned: *mode becomes an enum memory_mode (the default
-// when not given). --memory A,B for the benchmarks: the modes named, in order.
-struct flag tape_memory_flag(int *mode);
-struct flag tape_memories_flag(struct flag_list *modes);
 
 // gemm() for every matmul in the default GEMM context
 // (gemm_context_default: the program's ISA, which --isa forces, and its
@@ -159,24 +147,15 @@ int tape_fit(struct tape *t);
 // columns); call it before tape_clear. -1 when writing fails.
 int tape_write_lifetimes(const struct tape *t, FILE *f);
 
-// Step tensors: gone at the next tape_clear(). With planned memory, a
-// tensor's data lives from the op that makes it to the last op, forward or
-// backward, that reads it; its gradient from the first node that adds into
-// it to the node that made it. What the caller reads after that must be
-// kept: the tensors made with tensor_new and tensor_from, their gradients,
-// the loss given to tape_backward and the output of the step's last op
-// are kept without asking; tape_keep keeps any other.
+// Step tensors (tensor_new, tensor_from, tensor_view: tensor.h) are gone at
+// the next tape_clear(). With planned memory, a tensor's data lives from the
+// op that makes it to the last op, forward or backward, that reads it; its
+// gradient from the first node that adds into it to the node that made it.
+// What the caller reads after that must be kept: the tensors made with
+// tensor_new and tensor_from, their gradients, the loss given to
+// tape_backward and the output of the step's last op are kept without
+// asking; tape_keep keeps any other.
 //
-// A tensor of that shape (contents undefined), or NULL with the tape's error
-// set (bad shape, out of memory).
-struct tensor *tensor_new(struct tape *t, int ndim, const int *shape);
-// The same, holding a copy of count floats (count must equal the size).
-struct tensor *tensor_from(struct tape *t, int ndim, const int *shape, const float *values,
-                           long count);
-// A tensor struct whose data is x's, seen with another shape of the same
-// size (the caller checks the size). No copy; grad is its own.
-struct tensor *tensor_view(struct tape *t, const struct tensor *x, int ndim, const int *shape);
-
 // Keeps x's data and gradient until the step ends, for a caller that reads
 // them after the ops that use it have run (the logits after the loss).
 void tape_keep(struct tape *t, struct tensor *x);

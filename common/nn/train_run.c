@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "checkpoint.h"
+#include "flags.h"
 #include "inspect.h"
 #include "machine.h"
 #include "progress.h"

@@ -10,6 +10,8 @@
 #include "tape.h"
 #include "train.h"
 
+struct flag_list;
+
 // What the training drivers (stage 07's run_mlp, stage 08's run_cnn) share:
 // their options, and the run itself: the dataset, the optimizer, the epochs
 // with a line and a CSV row each, --load and --save. A driver adds its

@@ -22,10 +22,12 @@
 #include "env.h"
 #include "flags.h"
 #include "gemm_backend.h"
+#include "gemm_flags.h"
 #include "machine.h"
 #include "mat.h"
 #include "ops.h"
 #include "tape.h"
+#include "tape_flags.h"
 #include "timer.h"
 
 enum { MAX_LAYERS = 4, MAX_CALLS = 64, MAX_REPS = 1000, MAX_BATCHES = 8 };

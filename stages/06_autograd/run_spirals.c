@@ -17,8 +17,10 @@
 #include "flags.h"
 #include "machine.h"
 #include "gemm_backend.h"
+#include "gemm_flags.h"
 #include "ops.h"
 #include "tape.h"
+#include "tape_flags.h"
 
 enum { POINTS = 200, CLASSES = 2, MAX_HIDDEN = 1024, GRID = 49 };
 static const double GRID_EDGE = 1.25;  // the grid covers [-1.25, 1.25]²

@@ -42,6 +42,7 @@
 #include "peak.h"
 #include "schemas.h"
 #include "tape.h"
+#include "tape_flags.h"
 #include "timer.h"
 #include "train.h"
 #include "train_run.h"
