@@ -1207,11 +1207,12 @@ Test(isa, forcing_an_isa_reaches_every_family)
         memset(want, 0, sizeof want);
         direct[isa](x, 2, 9, 21, w, 3, 0, want);
         cr_assert(memcmp(got, want, sizeof want) == 0, "op_conv2d on %s", isa_name(isa));
-        // matmul_simd (chapter 3) follows the switch too.
+        // matmul_simd_for (chapter 3), asked for the program's ISA, follows
+        // the switch too.
         float a[5 * 7], bm[7 * 9], c1[5 * 9], c2[5 * 9];
         mat_fill_random(a, 5, 7, 7, 1);
         mat_fill_random(bm, 7, 9, 9, 2);
-        matmul_simd(5, 9, 7, a, 7, bm, 9, c1, 9);
+        matmul_simd_for(isa_active())(5, 9, 7, a, 7, bm, 9, c1, 9);
         const struct {
             enum isa isa;
             void (*fn)(int, int, int, const float *, int, const float *, int, float *, int);

@@ -340,7 +340,7 @@ int main(int argc, char **argv)
         }
     }
     if (r.csv) {
-        machine_write(r.csv, "stage-06", o.threads, &o.env);
+        machine_write(r.csv, "stage-06", o.threads, tape_config_default().isa, &o.env);
         fprintf(r.csv, "model,batch,backend,isa,threads,step_ms,gemm_ms,overhead_pct,gflops,"
                        "gemm_calls,nodes,memory,live_bytes,reserved_bytes\n");
     }

@@ -104,7 +104,7 @@ static struct tensor *forward(struct tape *t, struct layer *l, struct tensor *x)
 // Opens a results file ("-": stdout) and writes its `#` lines and header.
 static FILE *open_out(const char *path, const char *header, const struct environment *env)
 {
-    FILE *f = results_open(path, "stage-06", cpu_count(), env, 0, NULL);
+    FILE *f = results_open(path, "stage-06", cpu_count(), tape_config_default().isa, env, 0, NULL);
     if (f)
         fprintf(f, "%s\n", header);
     return f;
