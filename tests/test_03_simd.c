@@ -23,7 +23,7 @@ Test(stage_03, scalar)
 
 Test(stage_03, dispatcher)
 {
-    check_kernel(matmul_simd, "matmul_simd");
+    check_kernel(matmul_simd_for(isa_active()), "matmul_simd_for(isa_active())");
 }
 
 #if defined(__x86_64__)

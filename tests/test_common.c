@@ -20,6 +20,7 @@
 #include "cpu.h"
 #include "flags.h"
 #include "gemm_backend.h"
+#include "gemm_flags.h"
 #include "train_flags.h"
 #include "gemm.h"
 #include "machine.h"
@@ -261,7 +262,7 @@ Test(harness, results_files_name_the_commit_and_the_run)
     size_t size = 0;
     FILE *f = open_memstream(&text, &size);
     cr_assert_not_null(f);
-    machine_write(f, "stage-01", 1, &env);
+    machine_write(f, "stage-01", 1, ISA_SCALAR, &env);
     fclose(f);
     cr_assert_not_null(strstr(text, "\n# cpu_id: "), "%s", text);
     cr_assert_not_null(strstr(text, "\n# isas: scalar"), "%s", text);
@@ -272,7 +273,7 @@ Test(harness, results_files_name_the_commit_and_the_run)
     // Outside a reference run: no run id, and the commit said to be unknown.
     text = NULL;
     f = open_memstream(&text, &size);
-    machine_write(f, "stage-01", 1, &(struct environment){0});
+    machine_write(f, "stage-01", 1, ISA_SCALAR, &(struct environment){0});
     fclose(f);
     cr_assert_null(strstr(text, "# run_id:"), "%s", text);
     cr_assert_not_null(strstr(text, "\n# commit: unknown\n"), "%s", text);
@@ -1332,11 +1333,12 @@ Test(isa, forcing_an_isa_reaches_every_family)
         memset(want, 0, sizeof want);
         direct[isa](x, 2, 9, 21, w, 3, 0, want);
         cr_assert(memcmp(got, want, sizeof want) == 0, "op_conv2d on %s", isa_name(isa));
-        // matmul_simd (chapter 3) follows the switch too.
+        // matmul_simd_for (chapter 3), asked for the program's ISA, follows
+        // the switch too.
         float a[5 * 7], bm[7 * 9], c1[5 * 9], c2[5 * 9];
         mat_fill_random(a, 5, 7, 7, 1);
         mat_fill_random(bm, 7, 9, 9, 2);
-        matmul_simd(5, 9, 7, a, 7, bm, 9, c1, 9);
+        matmul_simd_for(isa_active())(5, 9, 7, a, 7, bm, 9, c1, 9);
         const struct {
             enum isa isa;
             void (*fn)(int, int, int, const float *, int, const float *, int, float *, int);

@@ -8,7 +8,8 @@
 # The layers, top to bottom (a file not listed is an error, so a new file
 # must be given its place):
 set -u
-layers="gemm_backend
+layers="gemm_flags
+gemm_backend
 gemm
 gemm_strassen
 gemm_small gemm_packed gemm_parallel gemm_strassen_fused

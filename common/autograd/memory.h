@@ -4,8 +4,6 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "tape.h"
-
 // Where a tape's step keeps its memory (tape.c asks; nothing else does).
 //
 // MEMORY_ARENA: today's arena (arena.h). Every request is a bump of its
@@ -28,6 +26,13 @@
 // A buffer in the block read after its planned death may have been given
 // to another: memory_use then returns -1 and the tape reports it; if its
 // bytes are still untouched, the rest of the step goes on the heap instead.
+
+// Where a step's tensors live (tape_config's memory):
+//   arena    one cursor through blocks kept from step to step; nothing is
+//            released before the step ends
+//   planned  each buffer at an offset a plan gave it in one block, shared
+//            with the buffers whose lifetimes do not overlap its own
+enum memory_mode { MEMORY_ARENA, MEMORY_PLANNED };
 
 enum buffer_kind {
     BUFFER_RECORD,   // a tensor's struct, a node: until the step ends

@@ -13,17 +13,13 @@ static struct tensor *activation(struct tape *t, struct tensor *x, const char *o
 {
     if (!x)
         return NULL;
-    struct tensor *y = tape_output(t, x->ndim, x->shape, x, NULL);
+    struct tape_op o = {.name = op, .backward = backward, .in = {x},
+                        .needs = NEEDS_OUT};  // the backward reads y, not x
+    struct tensor *y = tape_op_open(t, &o, x->ndim, x->shape);
     if (!y)
         return NULL;
     f(vec_kernels(tape_config(t)->isa), x->size, y->data, x->data);
-    if (y->requires_grad) {
-        struct tape_node *n = tape_record(t, op, backward, y, x, NULL);
-        if (!n)
-            return NULL;
-        n->needs = NEEDS_OUT;  // the backward reads y, not x
-    }
-    return y;
+    return tape_op_close(t, &o, y);
 }
 
 // listing: relu_backward

@@ -33,17 +33,13 @@ struct tensor *op_add(struct tape *t, struct tensor *a, struct tensor *b)
 {
     if (!a || !b || !same_shapes(t, "add", a, b))
         return NULL;
-    struct tensor *y = tape_output(t, a->ndim, a->shape, a, b);
+    struct tape_op op = {.name = "add", .backward = add_backward, .in = {a, b},
+                         .needs = 0};  // the backward reads dy alone
+    struct tensor *y = tape_op_open(t, &op, a->ndim, a->shape);
     if (!y)
         return NULL;
     vec_kernels(tape_config(t)->isa)->add(a->size, y->data, a->data, b->data);
-    if (y->requires_grad) {
-        struct tape_node *n = tape_record(t, "add", add_backward, y, a, b);
-        if (!n)
-            return NULL;
-        n->needs = 0;  // the backward reads dy alone
-    }
-    return y;
+    return tape_op_close(t, &op, y);
 }
 
 // y = a ⊙ b: ∂y[i]/∂a[i] = b[i], so da += dy ⊙ b and db += dy ⊙ a.
@@ -68,19 +64,16 @@ struct tensor *op_mul(struct tape *t, struct tensor *a, struct tensor *b)
 {
     if (!a || !b || !same_shapes(t, "mul", a, b))
         return NULL;
-    struct tensor *y = tape_output(t, a->ndim, a->shape, a, b);
+    // da needs b, db needs a.
+    struct tape_op op = {.name = "mul", .backward = mul_backward, .in = {a, b},
+                         .needs = (b->requires_grad ? NEEDS_IN0 : 0) |
+                                  (a->requires_grad ? NEEDS_IN1 : 0)};
+    struct tensor *y = tape_op_open(t, &op, a->ndim, a->shape);
     if (!y)
         return NULL;
     for (long j = 0; j < a->size; j++)
         y->data[j] = a->data[j] * b->data[j];
-    if (y->requires_grad) {
-        struct tape_node *n = tape_record(t, "mul", mul_backward, y, a, b);
-        if (!n)
-            return NULL;
-        // da needs b, db needs a.
-        n->needs = (b->requires_grad ? NEEDS_IN0 : 0) | (a->requires_grad ? NEEDS_IN1 : 0);
-    }
-    return y;
+    return tape_op_close(t, &op, y);
 }
 
 // y = s·x: dx += s·dy.
@@ -99,19 +92,14 @@ struct tensor *op_scale(struct tape *t, struct tensor *x, float s)
 {
     if (!x)
         return NULL;
-    struct tensor *y = tape_output(t, x->ndim, x->shape, x, NULL);
+    struct tape_op op = {.name = "scale", .backward = scale_backward, .in = {x}, .needs = 0,
+                         .scalar = s};
+    struct tensor *y = tape_op_open(t, &op, x->ndim, x->shape);
     if (!y)
         return NULL;
     for (long j = 0; j < x->size; j++)
         y->data[j] = s * x->data[j];
-    if (y->requires_grad) {
-        struct tape_node *n = tape_record(t, "scale", scale_backward, y, x, NULL);
-        if (!n)
-            return NULL;
-        n->scalar = s;
-        n->needs = 0;
-    }
-    return y;
+    return tape_op_close(t, &op, y);
 }
 
 // y = scalar · Σ x (scalar is 1 for sum, 1/n for mean): every element of x
@@ -133,21 +121,16 @@ static struct tensor *reduce(struct tape *t, struct tensor *x, const char *op, f
 {
     if (!x)
         return NULL;
-    struct tensor *y = tape_output(t, 1, (int[]){1}, x, NULL);
+    struct tape_op o = {.name = op, .backward = sum_backward, .in = {x}, .needs = 0,
+                        .scalar = scalar};
+    struct tensor *y = tape_op_open(t, &o, 1, (int[]){1});
     if (!y)
         return NULL;
     double s = 0.0;
     for (long j = 0; j < x->size; j++)
         s += x->data[j];
     y->data[0] = (float)(scalar * s);
-    if (y->requires_grad) {
-        struct tape_node *n = tape_record(t, op, sum_backward, y, x, NULL);
-        if (!n)
-            return NULL;
-        n->scalar = scalar;
-        n->needs = 0;
-    }
-    return y;
+    return tape_op_close(t, &o, y);
 }
 
 struct tensor *op_sum(struct tape *t, struct tensor *x)
@@ -191,15 +174,11 @@ struct tensor *op_reshape(struct tape *t, struct tensor *x, int ndim, const int 
         return tape_fail(t, "reshape: x is %s (%ld elements), the new shape %s has %ld", sx,
                          x->size, sw, size);
     }
+    // A view, not an output of its own: no tape_op_open.
+    struct tape_op op = {.name = "reshape", .backward = reshape_backward, .in = {x}, .needs = 0};
     struct tensor *y = tensor_view(t, x, ndim, shape);
     if (!y)
         return NULL;
     y->requires_grad = tape_recording(t) && x->requires_grad;
-    if (y->requires_grad) {
-        struct tape_node *n = tape_record(t, "reshape", reshape_backward, y, x, NULL);
-        if (!n)
-            return NULL;
-        n->needs = 0;
-    }
-    return y;
+    return tape_op_close(t, &op, y);
 }

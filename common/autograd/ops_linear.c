@@ -50,18 +50,15 @@ struct tensor *op_matmul(struct tape *t, struct tensor *a, struct tensor *b)
     if (!is_matrix(a) || !is_matrix(b) || a->shape[1] != b->shape[0])
         return tape_fail(t, "matmul: a is %s, b is %s (want m×k and k×n)", sa, sb);
     int m = a->shape[0], k = a->shape[1], n = b->shape[1];
-    struct tensor *c = tape_output(t, 2, (int[]){m, n}, a, b);
+    // dA needs B, dB needs A.
+    struct tape_op op = {.name = "matmul", .backward = op_matmul_backward, .in = {a, b},
+                         .needs = (b->requires_grad ? NEEDS_IN0 : 0) |
+                                  (a->requires_grad ? NEEDS_IN1 : 0)};
+    struct tensor *c = tape_op_open(t, &op, 2, (int[]){m, n});
     if (!c || tape_gemm(t, "matmul", GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, a->data, k, b->data,
                         n, 0.0f, c->data, n) != 0)
         return NULL;
-    if (c->requires_grad) {
-        struct tape_node *node = tape_record(t, "matmul", op_matmul_backward, c, a, b);
-        if (!node)
-            return NULL;
-        // dA needs B, dB needs A.
-        node->needs = (b->requires_grad ? NEEDS_IN0 : 0) | (a->requires_grad ? NEEDS_IN1 : 0);
-    }
-    return c;
+    return tape_op_close(t, &op, c);
 }
 // end listing
 
@@ -101,18 +98,14 @@ struct tensor *op_bias_add(struct tape *t, struct tensor *x, struct tensor *bias
     tensor_shape_str(bias, sb, sizeof sb);
     if (!is_matrix(x) || bias->size != x->shape[1])
         return tape_fail(t, "bias_add: x is %s, bias is %s (want m×n and n)", sx, sb);
-    struct tensor *y = tape_output(t, 2, x->shape, x, bias);
+    struct tape_op op = {.name = "bias_add", .backward = bias_add_backward, .in = {x, bias},
+                         .needs = 0};  // dy alone
+    struct tensor *y = tape_op_open(t, &op, 2, x->shape);
     if (!y)
         return NULL;
     long n = bias->size, m = x->shape[0];
     const struct vec_kernels *v = vec_kernels(tape_config(t)->isa);
     for (long i = 0; i < m; i++)
         v->add(n, y->data + i * n, x->data + i * n, bias->data);
-    if (y->requires_grad) {
-        struct tape_node *node = tape_record(t, "bias_add", bias_add_backward, y, x, bias);
-        if (!node)
-            return NULL;
-        node->needs = 0;  // dy alone
-    }
-    return y;
+    return tape_op_close(t, &op, y);
 }

@@ -52,7 +52,9 @@ struct tensor *op_cross_entropy(struct tape *t, struct tensor *logits, const int
         if (labels[i] < 0 || labels[i] >= c)
             return tape_fail(t, "cross_entropy: label %d of row %d is outside 0..%d", labels[i],
                              i, c - 1);
-    struct tensor *loss = tape_output(t, 1, (int[]){1}, logits, NULL);
+    struct tape_op op = {.name = "cross_entropy", .backward = cross_entropy_backward,
+                         .in = {logits}, .needs = 0};  // p and the labels, not the logits
+    struct tensor *loss = tape_op_open(t, &op, 1, (int[]){1});
     if (!loss)
         return NULL;
     // The backward needs the probabilities and the labels; evaluation does
@@ -60,8 +62,8 @@ struct tensor *op_cross_entropy(struct tape *t, struct tensor *logits, const int
     float *p = NULL;
     int *copy = NULL;
     if (loss->requires_grad) {
-        p = tape_save(t, sizeof(float) * (size_t)logits->size);
-        copy = tape_save(t, sizeof(int) * (size_t)b);
+        op.saved = p = tape_save(t, sizeof(float) * (size_t)logits->size);
+        op.ints = copy = tape_save(t, sizeof(int) * (size_t)b);
         if (!p || !copy)
             return tape_fail(t, "cross_entropy: out of memory");
         memcpy(copy, labels, sizeof(int) * (size_t)b);
@@ -81,15 +83,6 @@ struct tensor *op_cross_entropy(struct tape *t, struct tensor *logits, const int
             p[(long)i * c + j] = (float)exp((double)z[j] - lse);
     }
     loss->data[0] = (float)(total / b);
-    if (loss->requires_grad) {
-        struct tape_node *n = tape_record(t, "cross_entropy", cross_entropy_backward, loss,
-                                          logits, NULL);
-        if (!n)
-            return NULL;
-        n->ints = copy;
-        n->saved = p;
-        n->needs = 0;  // p and the labels, not the logits
-    }
-    return loss;
+    return tape_op_close(t, &op, loss);
 }
 // end listing

@@ -35,34 +35,11 @@ struct tape {
     char error[256];
 };
 
-static const char *const memory_names[] = {"arena", "planned", NULL};
-
-int tape_parse_memory(const char *name, enum memory_mode *out)
-{
-    for (int i = 0; memory_names[i]; i++)
-        if (name && strcmp(name, memory_names[i]) == 0) {
-            *out = (enum memory_mode)i;
-            return 0;
-        }
-    return -1;
-}
+static const char *const memory_names[] = {"arena", "planned"};
 
 const char *tape_memory_name(enum memory_mode m)
 {
     return m == MEMORY_ARENA || m == MEMORY_PLANNED ? memory_names[m] : "unknown";
-}
-
-struct flag tape_memory_flag(int *mode)
-{
-    return flag_choice("--memory", "MODE", mode, memory_names, NULL,
-                       "where a step's tensors live: the arena, or planned offsets that "
-                       "share bytes");
-}
-
-struct flag tape_memories_flag(struct flag_list *modes)
-{
-    return flag_choices("--memory", "A,B", modes, memory_names, NULL,
-                        "memory modes to measure, interleaved");
 }
 
 struct tape_config tape_config_default(void)
@@ -432,6 +409,33 @@ struct tape_node *tape_record(struct tape *t, const char *op, tape_backward_fn *
         memory_own(t->mem, id);
     memory_name(t->mem, n->first_buffer, n->end_buffer, op);
     return n;
+}
+// end listing
+
+// listing: tape_op
+struct tensor *tape_op_open(struct tape *t, const struct tape_op *op, int ndim, const int *shape)
+{
+    struct tensor *out = tape_output(t, ndim, shape, op->in[0], op->in[1]);
+    if (!out || tape_use(t, op->in[2]) != 0)
+        return NULL;
+    if (t->recording && op->in[2] && op->in[2]->requires_grad)
+        out->requires_grad = 1;
+    return out;
+}
+
+struct tensor *tape_op_close(struct tape *t, const struct tape_op *op, struct tensor *out)
+{
+    if (!out || !out->requires_grad)
+        return out;
+    struct tape_node *n = tape_record(t, op->name, op->backward, out, op->in[0], op->in[1]);
+    if (!n)
+        return NULL;
+    n->in[2] = op->in[2];
+    n->scalar = op->scalar;
+    n->ints = op->ints;
+    n->saved = op->saved;
+    n->needs = op->needs;
+    return out;
 }
 // end listing
 

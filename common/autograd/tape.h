@@ -5,8 +5,8 @@
 #include <stdio.h>
 
 #include "cpu.h"
-#include "flags.h"
 #include "gemm_backend.h"
+#include "memory.h"
 #include "tensor.h"
 
 struct arena;
@@ -31,9 +31,9 @@ struct tape_node {
     float *saved;               // cross_entropy's probabilities
     struct tape_node *prev;     // the node recorded before this one
     // For the planner (MEMORY_PLANNED): whose data the backward reads, as
-    // NEEDS_* bits (tape_record sets them all; an op that reads less says
-    // so), the node's number in the step, and the buffers its op asked for
-    // (its saved ones among them).
+    // NEEDS_* bits (its op's struct tape_op says which), the node's number
+    // in the step, and the buffers its op asked for (its saved ones among
+    // them).
     unsigned needs;
     int seq;
     int first_buffer, end_buffer;
@@ -46,13 +46,6 @@ enum { NEEDS_IN0 = 1, NEEDS_IN1 = 2, NEEDS_IN2 = 4, NEEDS_OUT = 8 };
 // How the convolutions of common/conv compute (conv.h says what each path
 // does). The choice is the tape's, so it is declared here, below conv.h.
 enum conv_path { CONV_AUTO, CONV_IM2COL, CONV_1X1, CONV_DIRECT, CONV_IMPLICIT, CONV_WINOGRAD };
-
-// Where a step's tensors live (memory.h says how):
-//   arena    one cursor through blocks kept from step to step; nothing is
-//            released before the step ends
-//   planned  each buffer at an offset a plan gave it in one block, shared
-//            with the buffers whose lifetimes do not overlap its own
-enum memory_mode { MEMORY_ARENA, MEMORY_PLANNED };
 
 // listing: tape_config
 // The run-time choices the ops read from their tape: the same model, another
@@ -84,13 +77,8 @@ struct tape_config {
 };
 // end listing
 
-// "arena", "planned"; 0 and *out set, or -1.
-int tape_parse_memory(const char *name, enum memory_mode *out);
+// "arena", "planned" ("unknown" for another value).
 const char *tape_memory_name(enum memory_mode m);
-// --memory arena|planned: *mode becomes an enum memory_mode (the default
-// when not given). --memory A,B for the benchmarks: the modes named, in order.
-struct flag tape_memory_flag(int *mode);
-struct flag tape_memories_flag(struct flag_list *modes);
 
 // gemm() for every matmul in the default GEMM context
 // (gemm_context_default: the program's ISA, which --isa forces, and its
@@ -159,24 +147,15 @@ int tape_fit(struct tape *t);
 // columns); call it before tape_clear. -1 when writing fails.
 int tape_write_lifetimes(const struct tape *t, FILE *f);
 
-// Step tensors: gone at the next tape_clear(). With planned memory, a
-// tensor's data lives from the op that makes it to the last op, forward or
-// backward, that reads it; its gradient from the first node that adds into
-// it to the node that made it. What the caller reads after that must be
-// kept: the tensors made with tensor_new and tensor_from, their gradients,
-// the loss given to tape_backward and the output of the step's last op
-// are kept without asking; tape_keep keeps any other.
+// Step tensors (tensor_new, tensor_from, tensor_view: tensor.h) are gone at
+// the next tape_clear(). With planned memory, a tensor's data lives from the
+// op that makes it to the last op, forward or backward, that reads it; its
+// gradient from the first node that adds into it to the node that made it.
+// What the caller reads after that must be kept: the tensors made with
+// tensor_new and tensor_from, their gradients, the loss given to
+// tape_backward and the output of the step's last op are kept without
+// asking; tape_keep keeps any other.
 //
-// A tensor of that shape (contents undefined), or NULL with the tape's error
-// set (bad shape, out of memory).
-struct tensor *tensor_new(struct tape *t, int ndim, const int *shape);
-// The same, holding a copy of count floats (count must equal the size).
-struct tensor *tensor_from(struct tape *t, int ndim, const int *shape, const float *values,
-                           long count);
-// A tensor struct whose data is x's, seen with another shape of the same
-// size (the caller checks the size). No copy; grad is its own.
-struct tensor *tensor_view(struct tape *t, const struct tensor *x, int ndim, const int *shape);
-
 // Keeps x's data and gradient until the step ends, for a caller that reads
 // them after the ops that use it have run (the logits after the loss).
 void tape_keep(struct tape *t, struct tensor *x);
@@ -194,16 +173,49 @@ __attribute__((format(printf, 2, 3)))
 #endif
 void *tape_fail(struct tape *t, const char *fmt, ...);
 
-// For the ops: an output tensor of the given shape whose requires_grad is
-// set when recording and any input needs a gradient; NULL with the error set.
-// An op calls it first: it starts the op's moment, and tells the planner
-// that the op reads a and b (NULL for none).
+// An op's bookkeeping, said once. An op fills a struct tape_op, opens with
+// it, computes its output, and closes with it:
+//
+//     struct tape_op op = {.name = "add", .backward = add_backward, .in = {a, b},
+//                          .needs = 0};  // the backward reads dy alone
+//     struct tensor *y = tape_op_open(t, &op, a->ndim, a->shape);
+//     if (!y)
+//         return NULL;
+//     ... y->data from a->data and b->data ...
+//     return tape_op_close(t, &op, y);
+//
+// What the op saves for its backward (tape_save, between the two calls) goes
+// into op.ints or op.saved before it closes.
+struct tape_op {
+    const char *name;            // "matmul", "relu", ... for messages
+    tape_backward_fn *backward;
+    struct tensor *in[3];        // the inputs: in[1], in[2] NULL when fewer
+    unsigned needs;              // NEEDS_* bits: whose data the backward reads;
+                                 // 0: dy alone (and what the op saved)
+    float scalar;                // the node's scalar, ints and saved
+    const int *ints;             // (struct tape_node says what each holds)
+    float *saved;
+};
+
+// Opens op: the output tensor of the given shape, whose requires_grad is set
+// when recording and any input needs a gradient. It starts the op's moment
+// and tells the planner that the op reads its inputs. NULL with the error set.
+struct tensor *tape_op_open(struct tape *t, const struct tape_op *op, int ndim,
+                            const int *shape);
+// Closes op: when out needs a gradient, records its node (tape_record, with
+// op's inputs, needs, scalar, ints and saved). Returns out; NULL when out is
+// NULL or with the error set.
+struct tensor *tape_op_close(struct tape *t, const struct tape_op *op, struct tensor *out);
+
+// The calls beneath tape_op_open, which an op need not make itself (the
+// convolutions of conv2d.c still do): an output tensor whose requires_grad
+// is set when recording and a or b needs a gradient (the op's moment
+// begins; the op reads a and b, NULL for none), and a third input x read
+// too. NULL or -1 with the error set.
 struct tensor *tape_output(struct tape *t, int ndim, const int *shape,
                            const struct tensor *a, const struct tensor *b);
-// For the ops: a third input x is read too (a bias that may be a step
-// tensor). Returns 0, or -1 with the error set.
 int tape_use(struct tape *t, const struct tensor *x);
-// For the ops, after tape_output: bytes of working memory (64-byte aligned,
+// For the ops, after opening: bytes of working memory (64-byte aligned,
 // contents undefined) that die when the op returns, and bytes the op keeps
 // for its backward, which die once the node it records next has run its
 // backward (when it records none, with the op). NULL when out of memory
@@ -211,8 +223,9 @@ int tape_use(struct tape *t, const struct tensor *x);
 void *tape_scratch(struct tape *t, size_t bytes);
 void *tape_save(struct tape *t, size_t bytes);
 
-// For the ops: appends a node for out (call it only when out->requires_grad).
-// NULL when out of memory, with the error set.
+// Beneath tape_op_close (conv2d.c calls it directly): appends a node for out
+// (call it only when out->requires_grad), every NEEDS_* bit set. NULL when
+// out of memory, with the error set.
 struct tape_node *tape_record(struct tape *t, const char *op, tape_backward_fn *backward,
                               struct tensor *out, struct tensor *a, struct tensor *b);
 

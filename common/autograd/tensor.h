@@ -5,10 +5,11 @@
 // its shape beside the data. A 64×784 batch of images has ndim 2 and shape
 // {64, 784}; element (i, j) is data[i*784 + j].
 //
-// A tensor made during a step (tensor_new, in tape.h) lives in its tape's
-// arena and is gone at the next tape_clear(). Parameters (tensor_param) live
-// on the heap, outside the arena, and last until tensor_free(). This file
-// knows nothing of tapes: the tape is built on tensors, not the other way.
+// A tensor made during a step (tensor_new, below) lives in its tape's
+// memory and is gone at the next tape_clear() (tape.h says when its bytes
+// go). Parameters (tensor_param) live on the heap, outside the tape, and
+// last until tensor_free(). The tape is built on tensors, not the other
+// way: a step tensor's maker names its tape, and tape.c makes it.
 
 enum { TENSOR_MAX_DIMS = 4 };
 
@@ -24,6 +25,18 @@ struct tensor {
     int grad_forgotten; // 1: grad's floats mean nothing (tensor_forget_grad) until
                         // the next backward's first contribution writes them
 };
+
+struct tape;
+
+// A step tensor of that shape on tape t (contents undefined), or NULL with
+// the tape's error set (bad shape, out of memory).
+struct tensor *tensor_new(struct tape *t, int ndim, const int *shape);
+// The same, holding a copy of count floats (count must equal the size).
+struct tensor *tensor_from(struct tape *t, int ndim, const int *shape, const float *values,
+                           long count);
+// A tensor struct whose data is x's, seen with another shape of the same
+// size (the caller checks the size). No copy; grad is its own.
+struct tensor *tensor_view(struct tape *t, const struct tensor *x, int ndim, const int *shape);
 
 // A parameter: zeroed data and gradient on the heap, requires_grad set.
 // NULL for a bad shape or when out of memory.

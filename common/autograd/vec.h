@@ -25,7 +25,8 @@ struct vec_kernels {
 };
 
 // The kernels of isa, which must be one this CPU runs (isa_supported): the
-// ops ask for their tape's ISA (tape_isa), the rest for isa_active().
+// ops ask for their tape's ISA (tape_config(t)->isa), the rest for the ISA
+// of the context they are handed.
 const struct vec_kernels *vec_kernels(enum isa isa);
 
 void vec_add_scalar(long n, float *out, const float *a, const float *b);

@@ -25,7 +25,8 @@ static const char *compiler(void)
 #endif
 }
 
-void machine_write(FILE *f, const char *stage, int threads, const struct environment *env)
+void machine_write(FILE *f, const char *stage, int threads, enum isa isa,
+                   const struct environment *env)
 {
     char date[32];
     time_t now = time(NULL);
@@ -59,10 +60,11 @@ void machine_write(FILE *f, const char *stage, int threads, const struct environ
     fprintf(f, "# openblas_config: %s\n# openblas_core: %s\n# openblas_coretype: %s\n",
             blas_config(), blas_core(), coretype ? coretype : "unset");
     const char *l2_size = env ? env->openblas_l2_size : NULL;
-    // isa: what our kernels ran on, the widest (isa_best) unless --isa forced another.
+    // isa: what our kernels ran on, as the caller says (the widest, isa_best,
+    // unless --isa forced another).
     fprintf(f, "# openblas_l2_size: %s\n# openblas_isa: %s\n# isa_best: %s\n# isa: %s\n",
             l2_size ? l2_size : "unset", isa_name(blas_isa()), isa_name(isa_best()),
-            isa_name(isa_active()));
+            isa_name(isa));
     // Present only when OpenBLAS is held back: plots and the book repeat it.
     char note[512];
     if (blas_limit_note(stage, env, note, sizeof note))
@@ -77,7 +79,7 @@ void machine_write(FILE *f, const char *stage, int threads, const struct environ
     fprintf(f, "# date: %s\n", date);
 }
 
-FILE *results_open(const char *path, const char *stage, int threads,
+FILE *results_open(const char *path, const char *stage, int threads, enum isa isa,
                    const struct environment *env, int append, int *fresh)
 {
     int started = 0;
@@ -97,7 +99,7 @@ FILE *results_open(const char *path, const char *stage, int threads,
         }
     }
     if (!started)
-        machine_write(f, stage, threads, env);
+        machine_write(f, stage, threads, isa, env);
     if (fresh)
         *fresh = !started;
     return f;

@@ -11,11 +11,11 @@
 
 BLAS_LIB := $(BUILD)/lib/libmmblas.so
 BLAS_OBJ := $(BUILD)/obj/$(notdir $(CC))-pic
-# gemm() and what it stands on; not the backend table, which reaches OpenBLAS
-# and the command line.
+# gemm() and what it stands on; not the backend table, which reaches OpenBLAS,
+# nor its flags, which reach the command line.
 BLAS_SRCS := $(ROOT)/common/blas/mmblas.c $(ROOT)/common/blas/abi/exports.c \
              $(ROOT)/common/base/cpu.c \
-             $(filter-out %/gemm_backend.c,$(wildcard $(ROOT)/common/gemm/*.c))
+             $(filter-out %/gemm_backend.c %/gemm_flags.c,$(wildcard $(ROOT)/common/gemm/*.c))
 BLAS_OBJS := $(patsubst $(ROOT)/%.c,$(BLAS_OBJ)/%.o,$(BLAS_SRCS))
 BLAS_MAP := $(ROOT)/common/blas/abi/exports.map
 

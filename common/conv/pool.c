@@ -60,7 +60,9 @@ struct tensor *op_maxpool2(struct tape *t, struct tensor *x)
         return tape_fail(t, "maxpool2: x has %ld elements, more than %d", x->size, INT_MAX);
     int n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3];
     int oh = h / 2, ow = w / 2;
-    struct tensor *y = tape_output(t, 4, (int[]){n, c, oh, ow}, x, NULL);
+    struct tape_op op = {.name = "maxpool2", .backward = maxpool_backward, .in = {x},
+                         .needs = 0};  // where, not x
+    struct tensor *y = tape_op_open(t, &op, 4, (int[]){n, c, oh, ow});
     if (!y)
         return NULL;
     // The argmax is needed only for the backward, but computing it costs
@@ -68,19 +70,13 @@ struct tensor *op_maxpool2(struct tape *t, struct tensor *x)
     int *where = tape_save(t, sizeof(int) * (size_t)y->size);
     if (!where)
         return tape_fail(t, "maxpool2: out of memory for %ld indices", y->size);
+    op.ints = where;
     long planes = (long)n * c, xs = (long)h * w, ys = (long)oh * ow;
     maxpool_row_fn *row = maxpool_row_kernel(tape_config(t)->isa);
 #pragma omp parallel for schedule(static)
     for (long p = 0; p < planes; p++)
         maxpool_plane(row, x->data + p * xs, h, w, p * xs, y->data + p * ys, where + p * ys);
-    if (y->requires_grad) {
-        struct tape_node *node = tape_record(t, "maxpool2", maxpool_backward, y, x, NULL);
-        if (!node)
-            return NULL;
-        node->ints = where;
-        node->needs = 0;  // where, not x
-    }
-    return y;
+    return tape_op_close(t, &op, y);
 }
 
 // listing: global_avgpool
@@ -114,10 +110,12 @@ struct tensor *op_global_avgpool(struct tape *t, struct tensor *x)
     }
     int n = x->shape[0], c = x->shape[1];
     long hw = (long)x->shape[2] * x->shape[3];
-    struct tensor *y = tape_output(t, 2, (int[]){n, c}, x, NULL);
+    float inv = 1.0f / (float)hw;
+    struct tape_op op = {.name = "global_avgpool", .backward = avgpool_backward, .in = {x},
+                         .needs = 0, .scalar = inv};
+    struct tensor *y = tape_op_open(t, &op, 2, (int[]){n, c});
     if (!y)
         return NULL;
-    float inv = 1.0f / (float)hw;
 #pragma omp parallel for schedule(static)
     for (long p = 0; p < (long)n * c; p++) {
         float s = 0.0f;
@@ -125,12 +123,5 @@ struct tensor *op_global_avgpool(struct tape *t, struct tensor *x)
             s += x->data[p * hw + j];
         y->data[p] = s * inv;
     }
-    if (y->requires_grad) {
-        struct tape_node *node = tape_record(t, "global_avgpool", avgpool_backward, y, x, NULL);
-        if (!node)
-            return NULL;
-        node->scalar = inv;
-        node->needs = 0;
-    }
-    return y;
+    return tape_op_close(t, &op, y);
 }

@@ -140,8 +140,8 @@ const struct gemm_backend *gemm_backend_find(const char *name)
     return NULL;
 }
 
-// The names and their lines, NULL-terminated, as a flag's choices: filled
-// when the first flag is made (a program makes its flags before any thread).
+// The names and their lines, NULL-terminated: filled on the first call (a
+// program makes its flags before any thread).
 enum { COUNT = sizeof backends / sizeof backends[0] };
 static const char *names[COUNT + 1], *abouts[COUNT + 1];
 
@@ -153,15 +153,14 @@ static void fill_names(void)
     }
 }
 
-struct flag gemm_backend_flag(int *index)
+const char *const *gemm_backend_names(void)
 {
     fill_names();
-    return flag_choice("--gemm", "NAME", index, names, abouts,
-                       "the GEMM every matmul goes through");
+    return names;
 }
 
-struct flag gemm_backends_flag(struct flag_list *list)
+const char *const *gemm_backend_abouts(void)
 {
     fill_names();
-    return flag_choices("--gemm", "A,B", list, names, abouts, "only these GEMM backends");
+    return abouts;
 }

@@ -1,7 +1,6 @@
 #ifndef GEMM_BACKEND_H
 #define GEMM_BACKEND_H
 
-#include "flags.h"
 #include "gemm.h"
 
 // Every matrix multiply of the book behind one interface, so a program (the
@@ -36,10 +35,9 @@ struct gemm_backend {
 const struct gemm_backend *gemm_backend_find(const char *name);
 // All of them, "auto" first, for listing in a usage message.
 const struct gemm_backend *gemm_backend_all(int *count);
-// --gemm NAME: *index becomes the backend's index in gemm_backend_all()
-// (0, auto, when not given). --gemm A,B for the benchmarks: the indices of
-// those named, in order.
-struct flag gemm_backend_flag(int *index);
-struct flag gemm_backends_flag(struct flag_list *list);
+// Their names and their lines, in the same order, each list NULL-terminated
+// (a flag's choices: gemm_flags.h).
+const char *const *gemm_backend_names(void);
+const char *const *gemm_backend_abouts(void);
 
 #endif

@@ -159,9 +159,10 @@ double bench_median(double *t, int n)
     return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
 
-void bench_write_header(FILE *f, const char *stage, int threads, const struct environment *env)
+void bench_write_header(FILE *f, const char *stage, int threads, enum isa isa,
+                        const struct environment *env)
 {
-    machine_write(f, stage, threads, env);
+    machine_write(f, stage, threads, isa, env);
     fprintf(f, "%s\n", SCHEMA_GEMM);
 }
 
@@ -341,8 +342,11 @@ int bench_run(const struct bench_stage *stage, const struct bench_options *o)
         else
             any_single = 1;
     }
+    // The ISA the program's rows run on between those of their own: --isa's,
+    // else the widest.
+    enum isa run_isa = o->isa != ISA_COUNT ? o->isa : isa_best();
     if (csv && !o->append)
-        bench_write_header(csv, stage->name, o->threads, &o->env);
+        bench_write_header(csv, stage->name, o->threads, run_isa, &o->env);
     fprintf(table, "%s on %s (%d cores, peak %.1f GFLOPS on 1 thread, %s; OpenBLAS core %s, %s)\n",
             stage->name, cpu_model(), cpu_count(), peak_get(isa_best(), 1).gflops,
             isa_name(isa_best()), blas_core(), isa_name(blas_isa()));
@@ -357,9 +361,6 @@ int bench_run(const struct bench_stage *stage, const struct bench_options *o)
 
     int status = 0;
     int with_blas_rows = !o->append && selected(o, stage->nkernels);
-    // The ISA the program's rows run on between those of their own: --isa's,
-    // else the widest.
-    enum isa run_isa = o->isa != ISA_COUNT ? o->isa : isa_best();
     for (int si = 0; si < o->nshapes && status == 0; si++) {
         struct problem p = {o->shapes[si], NULL, NULL, NULL};
         int m = p.s.m, n = p.s.n, k = p.s.k;

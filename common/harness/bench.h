@@ -83,8 +83,10 @@ struct mat_check bench_check_kernel(bench_matmul_fn fn, int m, int n, int k, int
 // The median of n timings; sorts t in place.
 double bench_median(double *t, int n);
 
-// The `#` lines that describe this machine, then the column header row.
-void bench_write_header(FILE *f, const char *stage, int threads, const struct environment *env);
+// The `#` lines that describe this machine (isa: what the program's rows
+// run on), then the column header row.
+void bench_write_header(FILE *f, const char *stage, int threads, enum isa isa,
+                        const struct environment *env);
 
 // The thread counts a training benchmark measures at (stages 07 and 08):
 // --threads N alone; without it (threads 0) one and two, and every core

@@ -188,6 +188,9 @@ struct lazy_output {
 
 struct lazy_options {
     const struct gemm_backend *gemm;  // NULL: auto (gemm())
+    const struct gemm_context *kernels;  // the GEMMs' context, whose ISA the
+                                      // kernels are compiled for too; NULL:
+                                      // gemm_context_default(), the program's
     int no_fusion;                    // 1: one kernel per op (what fusion saves)
     int serial;                       // 1: every kernel on one thread (what threads save)
     long panel_bytes;                 // > 0: a matmul calls gemm() on row panels of C of

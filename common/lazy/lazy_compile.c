@@ -31,9 +31,10 @@ extern char **environ;
 static const char *const flags[] = {"-O2", "-fno-math-errno", "-fno-trapping-math",
                                     "-fopenmp", "-shared", "-fPIC"};
 
-// The instructions the compiler may use follow the one switch, isa_active()
-// (--isa): a table indexed by enum isa, as every kernel family keeps. The
-// scalar path is the target's baseline with no vectorising at all.
+// The instructions the compiler may use follow the ISA of the context the
+// program is handed (--isa): a table indexed by enum isa, as every kernel
+// family keeps. The scalar path is the target's baseline with no
+// vectorising at all.
 enum { ISA_FLAGS_MAX = 3 };
 static const char *const isa_flags[ISA_COUNT][ISA_FLAGS_MAX] = {
     [ISA_SCALAR] = {"-fno-tree-vectorize"},
@@ -47,12 +48,12 @@ static const char *const isa_flags[ISA_COUNT][ISA_FLAGS_MAX] = {
 };
 // end listing
 
-// The flags of the active ISA. Under `make test-avx512` the CPU has no
-// AVX-512, and the generated C has no intrinsics for SIMDe to stand in for:
-// the AVX-512 path's kernels are built as the AVX2 path's.
-static const char *const *active_isa_flags(void)
+// The flags of the ISA of o's context. Under `make test-avx512` the CPU has
+// no AVX-512, and the generated C has no intrinsics for SIMDe to stand in
+// for: the AVX-512 path's kernels are built as the AVX2 path's.
+static const char *const *isa_flags_of(const struct lazy_options *o)
 {
-    enum isa isa = isa_active();
+    enum isa isa = o->kernels->kernel.isa;
 #if defined(EMULATE_AVX512)
     if (isa == ISA_AVX512)
         isa = ISA_AVX2;
@@ -134,13 +135,12 @@ static int write_file(const char *path, const char *text)
 }
 
 // The paths of k's source, object and log in dir: NAME-HASH.{c,so,log}.
-static void paths(const struct lazy_kernel *k, const char *dir, const char *cc, char *stem,
-                  size_t len)
+static void paths(const struct lazy_kernel *k, const char *dir, const char *cc,
+                  const char *const *isa, char *stem, size_t len)
 {
     uint64_t h = fnv(0xcbf29ce484222325ull, cc);
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
         h = fnv(h, flags[i]);
-    const char *const *isa = active_isa_flags();
     for (int i = 0; i < ISA_FLAGS_MAX && isa[i]; i++)
         h = fnv(h, isa[i]);
     h = fnv(h, k->source);
@@ -164,7 +164,8 @@ static int load(struct lazy_kernel *k, const char *so, char *err, size_t errlen)
 
 // Starts `CC flags -o so.tmp src -lm`, its output into log. Returns the
 // child's pid, or -1 with err.
-static pid_t start(const char *stem, const char *compiler, char *err, size_t errlen)
+static pid_t start(const char *stem, const char *compiler, const char *const *isa, char *err,
+                   size_t errlen)
 {
     char src[4096], tmp[4096], log[4096], cc[256];
     snprintf(src, sizeof src, "%s.c", stem);
@@ -178,7 +179,6 @@ static pid_t start(const char *stem, const char *compiler, char *err, size_t err
         argv[argc++] = w;
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
         argv[argc++] = (char *)flags[i];
-    const char *const *isa = active_isa_flags();
     for (int i = 0; i < ISA_FLAGS_MAX && isa[i]; i++)
         argv[argc++] = (char *)isa[i];
     argv[argc++] = "-o";
@@ -239,6 +239,7 @@ int lazy_compile_all(struct lazy_kernel *ks, int n, const struct lazy_options *o
 {
     char dir[3800];
     const char *cc = compiler(o);
+    const char *const *isa = isa_flags_of(o);
     if (cache_dir_of(o->cache_dir, dir, sizeof dir, err, errlen) != 0)
         return -1;
     if (make_dirs(dir) != 0) {
@@ -259,7 +260,7 @@ int lazy_compile_all(struct lazy_kernel *ks, int n, const struct lazy_options *o
     for (int i = 0; i < n; i++) {
         char so[4096], src[4096];
         pids[i] = 0;
-        paths(&ks[i], dir, cc, stems[i], sizeof stems[i]);
+        paths(&ks[i], dir, cc, isa, stems[i], sizeof stems[i]);
         snprintf(src, sizeof src, "%s.c", stems[i]);
         snprintf(so, sizeof so, "%s.so", stems[i]);
         ks[i].cached = same_file(src, ks[i].source) && access(so, R_OK) == 0;
@@ -276,7 +277,7 @@ int lazy_compile_all(struct lazy_kernel *ks, int n, const struct lazy_options *o
                 continue;
             if (o->verbose)
                 fprintf(stderr, "compiling %s.c\n", stems[i]);
-            if ((pids[i] = start(stems[i], cc, err, errlen)) < 0)
+            if ((pids[i] = start(stems[i], cc, isa, err, errlen)) < 0)
                 status = -1;
             else
                 running++;

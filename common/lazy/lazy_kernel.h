@@ -82,7 +82,8 @@ int lazy_gemm_operand(const struct lazy_node *n, int *trans, long *ld, long *off
 int lazy_codegen(const struct lazy_schedule *s, struct lazy_kernel *k);
 
 // Finds k's source compiled in the cache, else compiles it; loads it. The
-// compiler, the cache and verbose are o's. Returns 0, or -1 with err naming
+// compiler, the cache, verbose and the ISA of the context (which must be
+// given: lazy_program_new fills it in) are o's. Returns 0, or -1 with err naming
 // the source file.
 int lazy_compile(struct lazy_kernel *k, const struct lazy_options *o, char *err, size_t errlen);
 void lazy_unload(struct lazy_kernel *k);

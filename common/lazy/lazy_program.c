@@ -14,6 +14,7 @@ struct lazy_program {
     float **memory;                 // node id → the program's own buffer, or NULL
     float ***argv;                  // per kernel: its argument pointers
     const struct gemm_backend *gemm;
+    struct gemm_context kernels;    // the context its GEMMs run in
     int profile;
     struct lazy_program_stats stats;
 };
@@ -85,9 +86,12 @@ struct lazy_program *lazy_program_new(struct lazy_graph *g, int n,
                                       const struct lazy_output *outputs,
                                       const struct lazy_options *o, char *err, size_t errlen)
 {
-    static const struct lazy_options defaults;
-    if (!o)
-        o = &defaults;
+    // The options, with the context filled in: the kernels are compiled
+    // for its ISA, and the GEMMs run in it.
+    struct lazy_options given = o ? *o : (struct lazy_options){0};
+    struct gemm_context kernels = given.kernels ? *given.kernels : gemm_context_default();
+    given.kernels = &kernels;
+    o = &given;
     double start = timer_now();
     struct lazy_program *p = calloc(1, sizeof *p);
     struct lazy_node **roots = malloc(sizeof *roots * (size_t)(n ? n : 1));
@@ -99,6 +103,7 @@ struct lazy_program *lazy_program_new(struct lazy_graph *g, int n,
     }
     p->noutputs = n;
     p->gemm = o->gemm ? o->gemm : gemm_backend_find("auto");
+    p->kernels = kernels;
     for (int i = 0; i < n; i++) {
         roots[i] = outputs[i].node;
         if (!roots[i]) {
@@ -219,7 +224,7 @@ void lazy_program_free(struct lazy_program *p)
 int lazy_program_run(struct lazy_program *p, char *err, size_t errlen)
 {
     running_gemm = p->gemm;
-    running_context = gemm_context_default();
+    running_context = p->kernels;
     for (int k = 0; k < p->s.nkernels; k++) {
         struct lazy_kernel *K = &p->s.kernels[k];
         for (int a = 0; a < K->nargs; a++) {

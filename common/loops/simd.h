@@ -9,13 +9,9 @@
 // A is m×k (lda ≥ k), B is k×n (ldb ≥ n), C is m×n (ldc ≥ n), all row-major.
 // C is overwritten.
 
-// The kernel below of the active ISA (isa_active(): the widest this CPU
-// runs, unless --isa forced another).
-void matmul_simd(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
-                 float *C, int ldc);
-
 // The kernel below of a given ISA, one this build holds (isa_supported):
-// for a program that carries its ISA in a context (the GEMM backend "simd").
+// the program's (the widest this CPU runs, unless --isa forced another),
+// which its context carries (the GEMM backend "simd" passes its context's).
 typedef void matmul_simd_fn(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
                             float *C, int ldc);
 matmul_simd_fn *matmul_simd_for(enum isa isa);

@@ -4,7 +4,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tape.h"
+#include "tensor.h"
+
+struct tape;
 
 // The models the training chapters build on the tape of common/autograd: a
 // model is a list of parameters and a forward function, whatever its

@@ -7,7 +7,10 @@
 #include "dataset.h"
 #include "nn.h"
 #include "optim.h"
-#include "tape.h"
+
+struct gemm_backend;
+struct tape;
+struct tape_config;
 
 // The training loop stages 07 and 08 share: batches from a dataset split,
 // forward, loss, backward, update; evaluation without a tape.

@@ -1,7 +1,7 @@
 // The training drivers' flags (train_flags.h), one table for run_mlp and
 // run_cnn.
-#include "gemm_backend.h"
-#include "tape.h"
+#include "gemm_flags.h"
+#include "tape_flags.h"
 #include "train_flags.h"
 
 static const char *const decay_names[] = {"none", "cosine", NULL};

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "checkpoint.h"
+#include "flags.h"
 #include "inspect.h"
 #include "machine.h"
 #include "progress.h"
@@ -76,9 +77,9 @@ const char *train_recipe_name(const struct train_options *o)
 }
 
 FILE *train_csv_open(const char *path, const char *stage, const struct dataset *ds, int threads,
-                     const struct environment *env, int append, int *fresh)
+                     enum isa isa, const struct environment *env, int append, int *fresh)
 {
-    FILE *f = results_open(path, stage, threads, env, append, fresh);
+    FILE *f = results_open(path, stage, threads, isa, env, append, fresh);
     if (f && *fresh)
         fprintf(f, "# dataset: %s\n# dataset_dir: %s\n# train_images: %d\n# test_images: %d\n",
                 ds->name, ds->dir, ds->train.count, ds->test.count);
@@ -91,10 +92,10 @@ int train_csv_close(FILE *f, const char *path, int status)
 }
 
 FILE *train_bench_open(const char *path, const char *stage, const struct dataset *ds, int threads,
-                       const struct environment *env, int epoch_images)
+                       enum isa isa, const struct environment *env, int epoch_images)
 {
     int fresh;
-    FILE *f = train_csv_open(path, stage, ds, threads, env, 0, &fresh);
+    FILE *f = train_csv_open(path, stage, ds, threads, isa, env, 0, &fresh);
     if (f)
         fprintf(f, "# epoch_images: %d\n", epoch_images);
     return f;
@@ -260,7 +261,8 @@ FILE *train_result_open(const char *path, const struct train_options *o,
                         const char *what)
 {
     int fresh;
-    FILE *f = train_csv_open(path, tm->stage, ds, threads, &o->env, 0, &fresh);
+    FILE *f = train_csv_open(path, tm->stage, ds, threads, train_options_tape(o).isa, &o->env, 0,
+                             &fresh);
     if (f)
         fprintf(f, "# what: %s\n# model: %s\n# recipe: batch %ld, %s, lr %g, %ld epochs, seed %ld%s\n",
                 what, tm->name, o->batch, train_recipe_name(o), o->lr, o->epochs, o->seed,
@@ -379,8 +381,8 @@ int train_run(const struct train_options *o, const struct train_model *tm)
     tr.progress = progress_wanted(stdout, o->env.term);
     optim_set_threads(opt, train_pass_threads(tape_config(tr.tape)->gemm));
     int fresh;
-    if (o->csv && !(csv = train_csv_open(o->csv, tm->stage, &ds, threads, &o->env, o->append,
-                                        &fresh)))
+    if (o->csv && !(csv = train_csv_open(o->csv, tm->stage, &ds, threads, config.isa, &o->env,
+                                        o->append, &fresh)))
         goto out;
     // With --val the rows say which recipe and split they are, and only the
     // last epoch's has the test set's loss and accuracy.

@@ -10,6 +10,8 @@
 #include "tape.h"
 #include "train.h"
 
+struct flag_list;
+
 // What the training drivers (stage 07's run_mlp, stage 08's run_cnn) share:
 // their options, and the run itself: the dataset, the optimizer, the epochs
 // with a line and a CSV row each, --load and --save. A driver adds its
@@ -82,13 +84,13 @@ struct train_model {
 // caller writes its header row. NULL after printing the problem.
 // train_csv_close returns status, or 1 when writing failed.
 FILE *train_csv_open(const char *path, const char *stage, const struct dataset *ds, int threads,
-                     const struct environment *env, int append, int *fresh);
+                     enum isa isa, const struct environment *env, int append, int *fresh);
 int train_csv_close(FILE *f, const char *path, int status);
 // A benchmark's results file: train_csv_open's lines (never appending), then
 // `# epoch_images: N`, the epoch its times are given per. NULL after printing
 // the problem.
 FILE *train_bench_open(const char *path, const char *stage, const struct dataset *ds, int threads,
-                       const struct environment *env, int epoch_images);
+                       enum isa isa, const struct environment *env, int epoch_images);
 
 // What every training driver reports after an epoch: the line on stdout
 // ("epoch   3  loss 0.31  test loss 0.34  test accuracy  87.90 %  ..."),

@@ -23,9 +23,10 @@ enum { WIDE_NB = 256 };
 
 // The machine lines of every results file, then the sweep's own: the size
 // and the caches in bytes, which the plot marks.
-static void write_header(FILE *f, int n, struct cpu_caches c, const struct environment *env)
+static void write_header(FILE *f, int n, struct cpu_caches c, enum isa isa,
+                         const struct environment *env)
 {
-    machine_write(f, "stage-02-sweep", 1, env);
+    machine_write(f, "stage-02-sweep", 1, isa, env);
     fprintf(f, "# n: %d\n", n);
     fprintf(f, "# l1d_bytes: %ld\n# l2_bytes: %ld\n# l3_bytes: %ld\n# caches_assumed: %d\n",
             c.l1d, c.l2, c.l3, c.assumed);
@@ -103,7 +104,7 @@ int main(int argc, char **argv)
     }
     struct cpu_caches caches = cpu_caches();
     if (csv)
-        write_header(csv, n, caches, &env);
+        write_header(csv, n, caches, isa != ISA_COUNT ? isa : isa_best(), &env);
     printf("tile sweep of matmul_tiled at n = %d on %s\n", n, cpu_model());
     printf("caches%s: L1d %ld KiB, L2 %ld KiB, L3 %ld KiB\n",
            caches.assumed ? " (some assumed)" : "", caches.l1d / 1024, caches.l2 / 1024,

@@ -184,7 +184,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "error: cannot write %s\n", o.csv);
         return 1;
     }
-    machine_write(csv, stage.name, threads, &o.env);
+    machine_write(csv, stage.name, threads, context.kernel.isa, &o.env);
     fprintf(csv, "kernel,data,threads,m,n,k,max_error,normwise,elementwise,vs_bound\n");
     int status = 0;
     for (int s = 0; s < o.nshapes && status == 0; s++) {

@@ -22,10 +22,12 @@
 #include "env.h"
 #include "flags.h"
 #include "gemm_backend.h"
+#include "gemm_flags.h"
 #include "machine.h"
 #include "mat.h"
 #include "ops.h"
 #include "tape.h"
+#include "tape_flags.h"
 #include "timer.h"
 
 enum { MAX_LAYERS = 4, MAX_CALLS = 64, MAX_REPS = 1000, MAX_BATCHES = 8 };
@@ -338,7 +340,7 @@ int main(int argc, char **argv)
         }
     }
     if (r.csv) {
-        machine_write(r.csv, "stage-06", o.threads, &o.env);
+        machine_write(r.csv, "stage-06", o.threads, tape_config_default().isa, &o.env);
         fprintf(r.csv, "model,batch,backend,isa,threads,step_ms,gemm_ms,overhead_pct,gflops,"
                        "gemm_calls,nodes,memory,live_bytes,reserved_bytes\n");
     }

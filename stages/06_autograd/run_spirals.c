@@ -17,8 +17,10 @@
 #include "flags.h"
 #include "machine.h"
 #include "gemm_backend.h"
+#include "gemm_flags.h"
 #include "ops.h"
 #include "tape.h"
+#include "tape_flags.h"
 
 enum { POINTS = 200, CLASSES = 2, MAX_HIDDEN = 1024, GRID = 49 };
 static const double GRID_EDGE = 1.25;  // the grid covers [-1.25, 1.25]²
@@ -102,7 +104,7 @@ static struct tensor *forward(struct tape *t, struct layer *l, struct tensor *x)
 // Opens a results file ("-": stdout) and writes its `#` lines and header.
 static FILE *open_out(const char *path, const char *header, const struct environment *env)
 {
-    FILE *f = results_open(path, "stage-06", cpu_count(), env, 0, NULL);
+    FILE *f = results_open(path, "stage-06", cpu_count(), tape_config_default().isa, env, 0, NULL);
     if (f)
         fprintf(f, "%s\n", header);
     return f;

@@ -22,10 +22,12 @@
 #include "dataset.h"
 #include "flags.h"
 #include "gemm_backend.h"
+#include "gemm_flags.h"
 #include "nn.h"
 #include "optim.h"
 #include "peak.h"
 #include "schemas.h"
+#include "tape_flags.h"
 #include "timer.h"
 #include "train.h"
 #include "train_run.h"
@@ -267,11 +269,13 @@ static int parse(int argc, char **argv, struct options *o)
     return 0;
 }
 
-// A results file with the machine and dataset lines, and the epoch size.
+// A results file with the machine and dataset lines (the ISA: the default
+// context's, which --isa sets), and the epoch size.
 static FILE *open_out(const char *path, const struct dataset *ds, int threads,
                       const struct environment *env)
 {
-    return train_bench_open(path, "stage-07", ds, threads, env, EPOCH_IMAGES);
+    return train_bench_open(path, "stage-07", ds, threads, tape_config_default().isa, env,
+                            EPOCH_IMAGES);
 }
 
 // --- arena against planned memory ---------------------------------------------

@@ -42,6 +42,7 @@
 #include "peak.h"
 #include "schemas.h"
 #include "tape.h"
+#include "tape_flags.h"
 #include "timer.h"
 #include "train.h"
 #include "train_run.h"
@@ -1001,7 +1002,8 @@ static int im2col_step(const struct options *o, const struct dataset *ds)
 static FILE *open_out(const char *path, const struct bench *b, const char *header)
 {
     const struct options *o = b->o;
-    FILE *f = train_bench_open(path, "stage-08", b->ds, b->t.top, &o->env, EPOCH_IMAGES);
+    FILE *f = train_bench_open(path, "stage-08", b->ds, b->t.top, tape_config_default().isa,
+                               &o->env, EPOCH_IMAGES);
     if (f) {
         fprintf(f, "# batch: %d\n# steps: %d\n", o->batch, o->steps);
         fprintf(f, "# backend: the conv path (the GEMM backend is auto), as run_cnn writes it\n");

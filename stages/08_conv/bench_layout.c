@@ -212,7 +212,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "error: cannot write %s\n", csv_path);
             return 1;
         }
-        machine_write(csv, "stage-08", 1, &env);
+        machine_write(csv, "stage-08", 1, tape_config_default().isa, &env);
         fprintf(csv, "# batch: %d\n# run: %d\n", batch, RUN);
         fprintf(csv, "layer,layout,threads,batch,seconds,copy_seconds,gflops,pct_peak\n");
     }

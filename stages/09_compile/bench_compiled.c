@@ -333,7 +333,8 @@ static int parse(int argc, char **argv, struct options *o)
 static FILE *open_out(const char *path, const struct dataset *ds, int threads,
                       const struct environment *env, const char *header)
 {
-    FILE *f = train_bench_open(path, "stage-09", ds, threads, env, EPOCH_IMAGES);
+    FILE *f = train_bench_open(path, "stage-09", ds, threads, tape_config_default().isa, env,
+                               EPOCH_IMAGES);
     if (f)
         fprintf(f, "%s\n", header);
     return f;

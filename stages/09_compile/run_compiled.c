@@ -132,7 +132,9 @@ static int run_compiled(const struct run *r, const char *name)
     FILE *csv = NULL;
     int *order = malloc(sizeof *order * (size_t)(ds.train.count > 0 ? ds.train.count : 1));
     struct optim_config oc = optim_defaults(o->optim, (float)o->lr, (float)o->wd);
-    struct lazy_options lo = {.gemm = train_options_tape(o).gemm, .no_fusion = r->no_fusion,
+    struct tape_config config = train_options_tape(o);
+    struct lazy_options lo = {.gemm = config.gemm, .kernels = &config.kernels,
+                              .no_fusion = r->no_fusion,
                               .panel_bytes = r->panel, .cache_dir = o->env.lazy_cache,
                               .cc = o->env.cc};
     if (!order || build_mlp(&m, &ds, o, r->layers, err, sizeof err) != 0 ||
@@ -185,8 +187,8 @@ static int run_compiled(const struct run *r, const char *name)
         printf("the first layer's graph: %s (dot -Tsvg %s)\n", r->dot, r->dot);
     }
     fflush(stdout);
-    if (o->csv && !(csv = train_csv_open(o->csv, "stage-09", &ds, threads, &o->env, o->append,
-                                        &fresh)))
+    if (o->csv && !(csv = train_csv_open(o->csv, "stage-09", &ds, threads, config.isa, &o->env,
+                                        o->append, &fresh)))
         goto out;
     if (csv && fresh)
         fprintf(csv, "%s\n", SCHEMA_TRAIN);

@@ -50,6 +50,13 @@ static void front_door(int m, int n, int k, const float *A, int lda, const float
     gemm(GEMM_NOTRANS, GEMM_NOTRANS, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
 }
 
+// The dispatcher, asked for the program's ISA.
+static void simd_active(int m, int n, int k, const float *A, int lda, const float *B, int ldb,
+                        float *C, int ldc)
+{
+    matmul_simd_for(isa_active())(m, n, k, A, lda, B, ldb, C, ldc);
+}
+
 static const struct {
     const char *name;
     matmul_fn fn;
@@ -57,7 +64,7 @@ static const struct {
     {"matmul_simd_neon", matmul_simd_neon},
     {"matmul_auto_neon", matmul_auto_neon},
     {"matmul_simd_scalar", matmul_simd_scalar},
-    {"matmul_simd", matmul_simd},
+    {"matmul_simd_for", simd_active},
     {"gemm_packed (neon)", packed_neon},
     {"gemm_packed (scalar)", packed_scalar},
     {"gemm", front_door},
