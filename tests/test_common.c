@@ -663,7 +663,8 @@ Test(book, stat_sums_up_a_column_over_rows)
 // figures each, leaving out a round whose yardstick ran slow; say="verdict"
 // writes faster, slower or within the spread from the same numbers. A file
 // measured before rounds were kept (no yardstick column) gives the ratio
-// alone, and a ratio column is all a race reads.
+// alone, and a ratio column is all a race reads. A table leaves the rounds'
+// rows out unless its where= names them.
 Test(book, a_race_prints_its_ratio_with_the_range_over_rounds)
 {
     cr_assert_eq(sh("BOOK_ROOT=. pandoc -f markdown --lua-filter tools/book.lua -t plain "
@@ -679,6 +680,11 @@ Test(book, a_race_prints_its_ratio_with_the_range_over_rounds)
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         cr_assert_not_null(strstr(out, want[i]), "want '%s' in:\n%s", want[i], out);
+    // A table shows a round's rows only where its where= names them.
+    const char *named = strstr(out, "The result rows alone.");
+    cr_assert_not_null(named, "%s", out);
+    cr_assert_null(memmem(out, (size_t)(named - out), "packed/round", 12), "%s", out);
+    cr_assert_not_null(strstr(named, "packed/round2"), "%s", out);
     cr_assert_neq(sh("printf '%s\\n' 'x []{.race file=\"tests/book/race-results.csv\" "
                      "where=\"model=mlp,framework=ours\" column=\"gflops\"}' | BOOK_ROOT=. "
                      "pandoc -f markdown --lua-filter tools/book.lua -t plain >/dev/null "

@@ -56,12 +56,16 @@ schema() {
 }
 # A training stage's speed file, beside IN or the reference's, into in, its
 # header checked against the speed schema, and its CPU into cpu; false when
-# there is none.
+# there is none. A file written before the rounds kept their yardstick has
+# the schema's columns up to vs_pytorch, which is all the plots read.
 speed_input() {
     in=$(find_csv "$base")
     [ -n "$in" ] || return 1
-    [ "$(header "$in")" = "$(schema speed)" ] ||
-        { echo "error: $me: $in is not a training stage's speed file (header: $(header "$in"))" >&2; exit 1; }
+    case "$(schema speed),:$(header "$in")" in
+        "$(header "$in"),"*:*,vs_pytorch*) ;;
+        *) echo "error: $me: $in is not a training stage's speed file (header: $(header "$in"))" >&2
+           exit 1 ;;
+    esac
     cpu=$(sed -n 's/^# cpu: //p' "$in" | head -n 1)
 }
 # Draws the script in $tmp/plot.gp as NAME.svg and NAME.png, W,H pixels,
