@@ -659,6 +659,21 @@ Test(book, stat_sums_up_a_column_over_rows)
                        "%s", read_file(tmp_path("book-stat.txt")));
 }
 
+// PyTorch's races (tools/compare.py) hold their rounds to the same rule, with
+// the same constant.
+Test(harness, a_race_with_pytorch_marks_slow_rounds_by_the_same_rule)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd,
+             "cd tools && python3 -c 'import compare; "
+             "assert compare.SLOW_ROUND == %.17g, compare.SLOW_ROUND; "
+             "s = compare.slow_rounds({1: 100.0, 2: 86.0, 3: 84.0, 4: 40.0, 5: 99.0}); "
+             "assert s == {3, 4}, s; assert compare.slow_rounds({1: 7.0}) == set()' "
+             ">$T/compare-rule.txt 2>&1",
+             BENCH_SLOW_ROUND);
+    cr_assert_eq(sh(cmd), 0, "%s", read_file(tmp_path("compare-rule.txt")));
+}
+
 // A race prints its ratio with the range over the rounds, two significant
 // figures each, leaving out a round whose yardstick ran slow; say="verdict"
 // writes faster, slower or within the spread from the same numbers. A file

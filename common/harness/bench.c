@@ -473,7 +473,8 @@ static int race_shape(struct race *rc, double *best, FILE *table, FILE *csv, int
         yard[n] = r[n].yardstick;
         *best = fmax(*best, yard[n]);
     }
-    while (bench_mark_slow(yard, n, *best, slow) > 0 && reruns < o->rounds) {
+    // Measure again until o->rounds rounds ran at speed, or o->rounds more ran.
+    while (n - bench_mark_slow(yard, n, *best, slow) < o->rounds && reruns < o->rounds) {
         for (int i = 0; i < n; i++)
             if (slow[i] && !r[i].slow) {
                 r[i].slow = 1;
