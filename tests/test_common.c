@@ -665,7 +665,7 @@ Test(harness, a_race_with_pytorch_marks_slow_rounds_by_the_same_rule)
 {
     char cmd[512];
     snprintf(cmd, sizeof cmd,
-             "cd tools && python3 -c 'import compare; "
+             "cd tools && python3 -B -c 'import compare; "
              "assert compare.SLOW_ROUND == %.17g, compare.SLOW_ROUND; "
              "s = compare.slow_rounds({1: 100.0, 2: 86.0, 3: 84.0, 4: 40.0, 5: 99.0}); "
              "assert s == {3, 4}, s; assert compare.slow_rounds({1: 7.0}) == set()' "
@@ -678,8 +678,9 @@ Test(harness, a_race_with_pytorch_marks_slow_rounds_by_the_same_rule)
 // figures each, leaving out a round whose yardstick ran slow; say="verdict"
 // writes faster, slower or within the spread from the same numbers. A file
 // measured before rounds were kept (no yardstick column) gives the ratio
-// alone, and a ratio column is all a race reads. A table leaves the rounds'
-// rows out unless its where= names them.
+// alone, and a ratio column is all a race reads. against= holds one race's
+// rounds against another's. A table leaves the rounds' rows out unless its
+// where= names them.
 Test(book, a_race_prints_its_ratio_with_the_range_over_rounds)
 {
     cr_assert_eq(sh("BOOK_ROOT=. pandoc -f markdown --lua-filter tools/book.lua -t plain "
@@ -692,6 +693,7 @@ Test(book, a_race_prints_its_ratio_with_the_range_over_rounds)
         "Forward: PyTorch wins.",
         "Old: 2.8×, faster.",
         "GEMM: 0.98×, rounds 0.95–1.0, within the spread; at 512 slower.",
+        "Margins: smaller, larger, larger, level.",
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         cr_assert_not_null(strstr(out, want[i]), "want '%s' in:\n%s", want[i], out);

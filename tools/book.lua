@@ -80,6 +80,12 @@ mark: the `yardstick` and `slow` columns).
   below, even= when the rounds' range holds 1 (defaults "faster",
   "slower", "within the spread"); without rounds, the ratio alone decides.
 
+  against="stage-08-compare" (a results name, or a path.csv) and
+  against-where="model=cnn,framework=ours" (with say="verdict") hold the race against another race's ratio instead
+  of 1: larger= when every round of this one is above every round of that
+  one, smaller= when every one is below, even= when the ranges overlap
+  (defaults "larger", "smaller", "within the spread").
+
 Provenance: book.md's front matter names the book's compiler and the
 machines whose results it quotes, each by a signature of what a results
 file's `#` lines say (cpu, cores, the widest ISA with a measured peak, the
@@ -1203,16 +1209,15 @@ local function round_ratios(t, conds, col, label)
   return ratios
 end
 
-local function race_span(el)
-  local a = el.attributes
-  local results = a.results
-  if (results == nil or results == "") and (a.file == nil or a.file == "") then
+-- A race's ratio and the range of its rounds (lo = hi = the ratio without
+-- rounds), from results= or file=, where= and column=.
+local function race_of(file, results, where, col)
+  if (results == nil or results == "") and (file == nil or file == "") then
     fail("race span needs results=\"stage-NN\" or file=\"path.csv\"")
   end
-  local label = (a.file and a.file ~= "") and a.file or ref_path(results)
+  local label = (file and file ~= "") and file or ref_path(results)
   local t = load_csv(label, label)
   provenance(t, label)
-  local col = a.column
   if col ~= "vs_openblas" and col ~= "vs_pytorch" then
     fail(string.format("%s: race: column= must be a ratio to the peer (vs_openblas, vs_pytorch), not '%s'",
       label, tostring(col)))
@@ -1220,10 +1225,10 @@ local function race_span(el)
   if not t.colset[col] then
     fail(string.format("%s: no column '%s' (columns: %s)", label, col, table.concat(t.cols, ",")))
   end
-  local conds = parse_where(a.where, t, label)
+  local conds = parse_where(where, t, label)
   local rows = select_rows(t, conds)
   if #rows ~= 1 then
-    fail(string.format("%s: %d rows match where=\"%s\"; need exactly one", label, #rows, a.where or ""))
+    fail(string.format("%s: %d rows match where=\"%s\"; need exactly one", label, #rows, where or ""))
   end
   local value = tonumber(rows[1][col])
   if value == nil then fail(string.format("%s: race: %s holds '%s', not a number", label, col, tostring(rows[1][col]))) end
@@ -1233,15 +1238,28 @@ local function race_span(el)
     lo, hi = math.huge, -math.huge
     for _, x in ipairs(ratios) do lo = math.min(lo, x); hi = math.max(hi, x) end
   end
+  return { value = value, lo = lo, hi = hi, rounds = ratios ~= nil, label = label }
+end
+
+local function race_span(el)
+  local a = el.attributes
+  local r = race_of(a.file, a.results, a.where, a.column)
+  local value, lo, hi, label = r.value, r.lo, r.hi, r.label
   local say = a.say or "ratio"
-  if say == "verdict" then
+  if say == "verdict" and a.against then
+    local file = a.against:match("%.csv$") and a.against or nil
+    local o = race_of(file, not file and a.against or nil, a["against-where"], a.column)
+    if lo > o.hi then return pandoc.Str(a.larger or "larger") end
+    if hi < o.lo then return pandoc.Str(a.smaller or "smaller") end
+    return pandoc.Str(a.even or "within the spread")
+  elseif say == "verdict" then
     if lo > 1 then return pandoc.Str(a.faster or "faster") end
     if hi < 1 then return pandoc.Str(a.slower or "slower") end
     return pandoc.Str(a.even or "within the spread")
   elseif say ~= "ratio" then
     fail(string.format("%s: race: say= is 'ratio' or 'verdict', not '%s'", label, say))
   end
-  if not ratios then return pandoc.Str(sig2(value) .. "×") end
+  if not r.rounds then return pandoc.Str(sig2(value) .. "×") end
   return pandoc.Str(string.format("%s×, rounds %s–%s", sig2(value), sig2(lo), sig2(hi)))
 end
 
