@@ -478,8 +478,9 @@ static int race_shape(struct race *rc, double *best, FILE *table, FILE *csv, int
         for (int i = 0; i < n; i++)
             if (slow[i] && !r[i].slow) {
                 r[i].slow = 1;
-                fprintf(stderr, "note: round %d ran slow (yardstick %.1f GFLOPS, the run's best "
-                        "%.1f): measuring it again\n", i + 1, yard[i], *best);
+                fprintf(stderr, "note: %dx%dx%d, round %d ran slow (yardstick %.1f GFLOPS, the "
+                        "run's best %.1f): one round more\n", rc->p.s.m, rc->p.s.n, rc->p.s.k,
+                        i + 1, yard[i], *best);
             }
         if (run_round(rc, &r[n]))
             return 1;
@@ -500,8 +501,9 @@ static int race_shape(struct race *rc, double *best, FILE *table, FILE *csv, int
         left--;
     }
     if (left > 0)
-        fprintf(stderr, "note: %d round(s) still ran slow after %d re-run(s): marked slow in "
-                "the CSV, left out of the medians\n", left, reruns);
+        fprintf(stderr, "note: %dx%dx%d, %d of %d round(s) ran slow: marked slow in the CSV, "
+                "left out of the medians%s\n", rc->p.s.m, rc->p.s.n, rc->p.s.k, left, n,
+                n - left < o->rounds ? "; fewer rounds than asked for ran at speed" : "");
 
     const struct bench_shape *s = &rc->p.s;
     int each = n > 1;
