@@ -133,16 +133,24 @@ static int run_bench(const char *args, const char *csv)
     return bench_main(&test_stage, argc, argv);
 }
 
-Test(harness, writes_the_csv_of_the_design)
+// Runs the test stage's benchmark with flags, its CSV into a new temporary
+// file (named in csv, which the caller removes); returns the file's text.
+static char *bench_to_csv(const char *flags, char csv[static 24])
 {
-    char csv[] = "/tmp/bench-test-XXXXXX";
+    strcpy(csv, "/tmp/bench-test-XXXXXX");
     int fd = mkstemp(csv);
     cr_assert(fd >= 0);
     close(fd);
     char args[256];
-    snprintf(args, sizeof args, "--sizes 16,33 --threads 2 --reps 2 --csv %s", csv);
+    snprintf(args, sizeof args, "%s --csv %s", flags, csv);
     cr_assert_eq(run_bench(args, csv), 0);
-    char *text = read_file(csv);
+    return read_file(csv);
+}
+
+Test(harness, writes_the_csv_of_the_design)
+{
+    char csv[24];
+    char *text = bench_to_csv("--sizes 16,33 --threads 2 --reps 2", csv);
     const char *keys[] = {"# cpu: ", "# cores: ", "# clock_ghz: ", "# peak.machine.1: ",
                           "# peak.scalar.1: ", "# compiler: ", "# cflags: ",
                           "# openblas_config: ", "# openblas_core: ", "# openblas_coretype: ",
@@ -200,14 +208,8 @@ Test(harness, a_round_whose_yardstick_ran_slow_is_marked)
 // rounds kept, without a yardstick of their own.
 Test(harness, rounds_keep_every_round_with_its_yardstick)
 {
-    char csv[] = "/tmp/bench-test-XXXXXX";
-    int fd = mkstemp(csv);
-    cr_assert(fd >= 0);
-    close(fd);
-    char args[256];
-    snprintf(args, sizeof args, "--sizes 16 --threads 1 --reps 2 --rounds 3 --csv %s", csv);
-    cr_assert_eq(run_bench(args, csv), 0);
-    char *text = read_file(csv);
+    char csv[24];
+    char *text = bench_to_csv("--sizes 16 --threads 1 --reps 2 --rounds 3", csv);
     cr_assert_not_null(strstr(text, "# yardstick: "), "%s", text);
     cr_assert_not_null(strstr(text, "# slow: "), "%s", text);
     // A round whose yardstick ran slow is measured again: rounds 4 to 6.
