@@ -473,8 +473,9 @@ def summary(a, name, kept, best, best_inf):
     the ratio and its range over them, the accuracy and the memory of the
     first round."""
     last = {r["framework"]: r for r in read_csv(a.train_csv)[1]}
-    print(f"\n{name}, {a.rounds} round(s), {a.threads} thread(s): seconds per epoch of "
-          f"{EPOCH_IMAGES} images, the median of the rounds")
+    at_speed = len({r for r, _, _, _ in kept})
+    print(f"\n{name}, {at_speed} round(s) at speed of the {a.rounds} asked for, {a.threads} "
+          f"thread(s): seconds per epoch of {EPOCH_IMAGES} images, the median of those rounds")
     for what, arr in (("train", best), ("inference", best_inf)):
         if arr:
             ours, torch = median_of(kept, "ours", what), median_of(kept, "pytorch", what)
