@@ -25,10 +25,10 @@ enum { MAX_REPS = 1000, MAX_DIM = 1000000 };
 static const double TIME_BUDGET = 4.0;
 
 // A round whose yardstick ran more than 15 % under the run's best is slow.
-// A busy minute of a shared machine (another process on one of the cores)
-// takes a third to a half off the yardstick; the round-to-round wobble of a
-// quiet one stays under 5 %. tools/compare.py holds PyTorch's races to the
-// same rule.
+// Another process on a two-core machine takes far more than that from
+// two-thread code (up to 10x); 15 % leaves room for the few per cent a
+// GEMM's time moves between quiet rounds. tools/compare.py holds PyTorch's
+// races to the same rule.
 const double BENCH_SLOW_ROUND = 0.15;
 
 // The yardstick: one fixed GEMM, OpenBLAS's sgemm at YARD_N cubed on the
