@@ -41,6 +41,10 @@ ISA_KNOB = $(if $(ISA),--isa $(ISA))
 MEMORY_KNOB = $(if $(MEMORY),--memory $(MEMORY))
 BENCH_KNOBS = $(if $(REPS),--reps $(REPS)) $(ISA_KNOB) \
   $(if $(KERNELS),--kernels $(KERNELS))
+# The rounds of a race against OpenBLAS (stages 04 and 05's main runs):
+# ROUNDS=, else 3; one under QUICK=1 and `make grade`. Each round times the
+# harness's yardstick too (common/harness/bench.h).
+RACE_ROUNDS = --rounds $(if $(QUICK)$(GRADE),1,$(or $(ROUNDS),3))
 BENCH_ARGS = $(if $(THREADS),--threads $(THREADS)) $(if $(SIZES),--sizes $(SIZES)) \
   $(if $(SHAPES),--shapes $(SHAPES)) $(BENCH_KNOBS) $(if $(QUICK),--quick) \
   $(if $(FULL),$(if $(SIZES)$(SHAPES),,--sizes $(FULL_SIZES)))

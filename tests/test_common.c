@@ -135,23 +135,32 @@ static int run_bench(const char *args, const char *csv)
     return bench_main(&test_stage, argc, argv);
 }
 
-Test(harness, writes_the_csv_of_the_design)
+// Runs the test stage's benchmark with flags, its CSV into a new temporary
+// file (named in csv, which the caller removes); returns the file's text.
+static char *bench_to_csv(const char *flags, char csv[static 24])
 {
-    char csv[] = "/tmp/bench-test-XXXXXX";
+    strcpy(csv, "/tmp/bench-test-XXXXXX");
     int fd = mkstemp(csv);
     cr_assert(fd >= 0);
     close(fd);
     char args[256];
-    snprintf(args, sizeof args, "--sizes 16,33 --threads 2 --reps 2 --csv %s", csv);
+    snprintf(args, sizeof args, "%s --csv %s", flags, csv);
     cr_assert_eq(run_bench(args, csv), 0);
-    char *text = read_file(csv);
+    return read_file(csv);
+}
+
+Test(harness, writes_the_csv_of_the_design)
+{
+    char csv[24];
+    char *text = bench_to_csv("--sizes 16,33 --threads 2 --reps 2", csv);
     const char *keys[] = {"# cpu: ", "# cores: ", "# clock_ghz: ", "# peak.machine.1: ",
                           "# peak.scalar.1: ", "# compiler: ", "# cflags: ",
                           "# openblas_config: ", "# openblas_core: ", "# openblas_coretype: ",
                           "# date: "};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         cr_assert_not_null(strstr(text, keys[i]), "header line '%s' missing", keys[i]);
-    const char *header = "\nkernel,isa,threads,m,n,k,seconds,gflops,pct_peak,vs_openblas\n";
+    const char *header =
+        "\nkernel,isa,threads,m,n,k,seconds,gflops,pct_peak,vs_openblas,yardstick,slow\n";
     cr_assert_not_null(strstr(text, header), "the column header row is not exact");
 
     // Rows: per size, OpenBLAS at 1 and 2 threads, then the two kernels.
@@ -178,6 +187,66 @@ Test(harness, writes_the_csv_of_the_design)
     }
     cr_assert_eq(rows, 8);
     cr_assert_eq(openblas_rows, 4);
+    remove(csv);
+}
+
+// The yardstick rule: a round is slow when its yardstick ran more than
+// BENCH_SLOW_ROUND under the run's best, and only then.
+Test(harness, a_round_whose_yardstick_ran_slow_is_marked)
+{
+    double best = 100.0;
+    double yard[] = {100.0, 86.0, 84.0, 40.0, 99.0};
+    int slow[5];
+    cr_assert_eq(BENCH_SLOW_ROUND, 0.15);
+    cr_assert_eq(bench_mark_slow(yard, 5, best, slow), 2);
+    int want[] = {0, 0, 1, 1, 0};
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(slow[i], want[i], "round %d (yardstick %g of %g)", i + 1, yard[i], best);
+    cr_assert_eq(bench_mark_slow(yard, 1, best, slow), 0);
+}
+
+// With --rounds, every round's rows come first (KERNEL/roundN, each with
+// its yardstick and slow mark), then the result rows, the median of the
+// rounds kept, without a yardstick of their own.
+Test(harness, rounds_keep_every_round_with_its_yardstick)
+{
+    char csv[24];
+    char *text = bench_to_csv("--sizes 16 --threads 1 --reps 2 --rounds 3", csv);
+    cr_assert_not_null(strstr(text, "# yardstick: "), "%s", text);
+    cr_assert_not_null(strstr(text, "# slow: "), "%s", text);
+    // A round whose yardstick ran slow is measured again: rounds 4 to 6.
+    int rounds[7] = {0}, results = 0;
+    for (char *line = strtok(strstr(text, ",slow\n") + 6, "\n"); line;
+         line = strtok(NULL, "\n")) {
+        char kernel[64], tail[64] = "";
+        int round = 0, fields = 0;
+        double yard = 0.0;
+        int slow = -1;
+        cr_assert_eq(sscanf(line, "%63[^,]", kernel), 1, "bad row: %s", line);
+        for (const char *c = line; *c; c++)
+            fields += *c == ',';
+        cr_assert_eq(fields, 11, "twelve fields: %s", line);
+        char *r = strstr(kernel, "/round");
+        const char *last = strrchr(line, ',');
+        const char *yard_at = last - 1;
+        while (yard_at > line && *yard_at != ',')
+            yard_at--;
+        if (r) {
+            round = atoi(r + 6);
+            cr_assert(round >= 1 && round <= 6, "round %d: %s", round, line);
+            cr_assert_eq(sscanf(yard_at + 1, "%lf,%d%63s", &yard, &slow, tail), 2,
+                         "a round's row has its yardstick and mark: %s", line);
+            cr_assert(yard > 0.0 && (slow == 0 || slow == 1), "%s", line);
+            rounds[round]++;
+        } else {
+            cr_assert_str_eq(yard_at, ",,", "a result row has no yardstick: %s", line);
+            results++;
+        }
+    }
+    // OpenBLAS and the two kernels on one thread, each round and the result.
+    for (int r = 1; r <= 6; r++)
+        cr_assert(rounds[r] == 3 || (r > 3 && rounds[r] == 0), "round %d: %d rows", r, rounds[r]);
+    cr_assert_eq(results, 3);
     remove(csv);
 }
 
@@ -620,6 +689,58 @@ Test(book, stat_sums_up_a_column_over_rows)
                   0);
     cr_assert_not_null(strstr(read_file(tmp_path("book-stat.txt")), "mean, sd, min, max and n"),
                        "%s", read_file(tmp_path("book-stat.txt")));
+}
+
+// PyTorch's races (tools/compare.py) hold their rounds to the same rule, with
+// the same constant.
+Test(harness, a_race_with_pytorch_marks_slow_rounds_by_the_same_rule)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd,
+             "cd tools && python3 -B -c 'import compare; "
+             "assert compare.SLOW_ROUND == %.17g, compare.SLOW_ROUND; "
+             "s = compare.slow_rounds({1: 100.0, 2: 86.0, 3: 84.0, 4: 40.0, 5: 99.0}); "
+             "assert s == {3, 4}, s; assert compare.slow_rounds({1: 7.0}) == set()' "
+             ">$T/compare-rule.txt 2>&1",
+             BENCH_SLOW_ROUND);
+    cr_assert_eq(sh(cmd), 0, "%s", read_file(tmp_path("compare-rule.txt")));
+}
+
+// A race prints its ratio with the range over the rounds, two significant
+// figures each, leaving out a round whose yardstick ran slow; say="verdict"
+// writes faster, slower or within the spread from the same numbers. A file
+// measured before rounds were kept (no yardstick column) gives the ratio
+// alone, and a ratio column is all a race reads. against= holds one race's
+// rounds against another's. A table leaves the rounds' rows out unless its
+// where= names them.
+Test(book, a_race_prints_its_ratio_with_the_range_over_rounds)
+{
+    cr_assert_eq(sh("BOOK_ROOT=. pandoc -f markdown --lua-filter tools/book.lua -t plain "
+                    "--wrap=none tests/book/race.md >$T/book-race.txt 2>&1"),
+                 0, "%s", read_file(tmp_path("book-race.txt")));
+    const char *out = read_file(tmp_path("book-race.txt"));
+    const char *want[] = {
+        "MLP: 2.8×, rounds 2.6–3.1, ours is faster.",
+        "CNN: 1.1×, rounds 0.90–1.2, the two are within the spread.",
+        "Forward: PyTorch wins.",
+        "Old: 2.8×, faster.",
+        "GEMM: 0.98×, rounds 0.95–1.0, within the spread; at 512 slower.",
+        "Margins: smaller, larger, larger, level.",
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        cr_assert_not_null(strstr(out, want[i]), "want '%s' in:\n%s", want[i], out);
+    // A table shows a round's rows only where its where= names them.
+    const char *named = strstr(out, "The result rows alone.");
+    cr_assert_not_null(named, "%s", out);
+    cr_assert_null(memmem(out, (size_t)(named - out), "packed/round", 12), "%s", out);
+    cr_assert_not_null(strstr(named, "packed/round2"), "%s", out);
+    cr_assert_neq(sh("printf '%s\\n' 'x []{.race file=\"tests/book/race-results.csv\" "
+                     "where=\"model=mlp,framework=ours\" column=\"gflops\"}' | BOOK_ROOT=. "
+                     "pandoc -f markdown --lua-filter tools/book.lua -t plain >/dev/null "
+                     "2>$T/book-race-err.txt"),
+                  0);
+    cr_assert_not_null(strstr(read_file(tmp_path("book-race-err.txt")), "ratio to the peer"),
+                       "%s", read_file(tmp_path("book-race-err.txt")));
 }
 
 // A results file measured with OpenBLAS held back carries its note into the

@@ -63,6 +63,32 @@ Inline numbers (an empty span with class result):
 
   []{.result results="stage-07-seeds" last="epoch" column="test_acc" stat="sd"}
 
+Races (an empty span with class race): ours against a peer, from a
+results file that keeps every round (kernel/roundN or model/roundN rows
+beside the result row, each round with the yardstick it timed and a slow
+mark: the `yardstick` and `slow` columns).
+
+  []{.race results="stage-07-compare" where="model=784-256-10,framework=ours" column="vs_pytorch"}
+
+  where= selects the result row (exactly one); column= is its ratio to the
+  peer (vs_openblas, vs_pytorch). It prints the ratio and its range over
+  the rounds, two significant figures each: "2.8×, rounds 2.6–3.1". The
+  rounds are the rows where= selects once its kernel= or model= value gets
+  /roundN, less those marked slow. A file without the yardstick column
+  (measured before rounds were kept), or with one round, gives the ratio
+  alone: "2.8×".
+
+  say="verdict" writes the comparison instead, from the same numbers:
+  faster= when every round's ratio is above 1, slower= when every one is
+  below, even= when the rounds' range holds 1 (defaults "faster",
+  "slower", "within the spread"); without rounds, the ratio alone decides.
+
+  against="stage-08-compare" (a results name, or a path.csv) and
+  against-where="model=cnn,framework=ours" (with say="verdict") hold the race against another race's ratio instead
+  of 1: larger= when every round of this one is above every round of that
+  one, smaller= when every one is below, even= when the ranges overlap
+  (defaults "larger", "smaller", "within the spread").
+
 Provenance: book.md's front matter names the book's compiler and the
 machines whose results it quotes, each by a signature of what a results
 file's `#` lines say (cpu, cores, the widest ISA with a measured peak, the
@@ -609,19 +635,44 @@ local function parse_where(s, t, label)
   return conds
 end
 
-local function select_rows(t, conds)
-  local out = {}
-  for _, row in ipairs(t.rows) do
-    local ok = true
-    for _, c in ipairs(conds) do
+-- A round's row of a race (kernel or model NAME/roundN) is selected only by
+-- a where= that names rounds; the others see the result rows alone.
+local function names_rounds(conds)
+  for _, c in ipairs(conds) do
+    if c.col == "kernel" or c.col == "model" then
+      for _, a in ipairs(c.alts) do
+        if a:match("/round%d+$") then return true end
+      end
+    end
+  end
+  return false
+end
+
+local function is_round_row(row)
+  local name = row.kernel or row.model
+  return name ~= nil and name:match("/round%d+$") ~= nil
+end
+
+-- Whether row meets every condition but skip (a condition, or nil).
+local function meets(row, conds, skip)
+  for _, c in ipairs(conds) do
+    if c ~= skip then
       local v = cell_value(row, c.col)
       local any = false
       for _, a in ipairs(c.alts) do
         if same_value(v, a) then any = true break end
       end
-      if not any then ok = false break end
+      if not any then return false end
     end
-    if ok then out[#out + 1] = row end
+  end
+  return true
+end
+
+local function select_rows(t, conds)
+  local out = {}
+  local rounds = names_rounds(conds)
+  for _, row in ipairs(t.rows) do
+    if (rounds or not is_round_row(row)) and meets(row, conds) then out[#out + 1] = row end
   end
   return out
 end
@@ -1422,6 +1473,110 @@ local function result_span(el)
 end
 
 -- ---------------------------------------------------------------------
+-- races: a ratio with its range over rounds
+
+-- Two significant figures: 2.8, 0.94, 12, 120.
+local function sig2(x)
+  if x == 0 then return "0" end
+  local digits = 1 - math.floor(math.log(math.abs(x), 10))
+  local s
+  if digits > 0 then
+    s = string.format("%." .. digits .. "f", x)
+    -- rounding up to the next decade (0.996 -> 1.00) leaves a digit too many
+    if math.abs(tonumber(s)) >= 10 ^ (2 - digits) then s = string.format("%." .. (digits - 1) .. "f", x) end
+  else
+    local unit = 10 ^ (-digits)
+    s = string.format("%.0f", math.floor(x / unit + 0.5) * unit)
+  end
+  return s
+end
+
+-- The ratios of the rounds behind a result row: the rows where= selects
+-- once its kernel= or model= value is NAME/roundN, less those whose round
+-- ran slow (slow=1). Nil when the file keeps no rounds (no yardstick
+-- column: measured before rounds were kept, whose round rows hold ratios
+-- to the median) or keeps one.
+local function round_ratios(t, conds, col, label)
+  if not t.colset.yardstick or not t.colset.slow then return nil end
+  local name_cond
+  for _, c in ipairs(conds) do
+    if c.col == "kernel" or c.col == "model" then name_cond = c end
+  end
+  if name_cond == nil or #name_cond.alts ~= 1 then
+    fail(string.format("%s: race: where= must name one kernel= or model=, whose rounds it reads", label))
+  end
+  local name = name_cond.alts[1]
+  local ratios = {}
+  for _, row in ipairs(t.rows) do
+    local n = row[name_cond.col]:match("^(.*)/round%d+$")
+    if n == name and row.slow ~= "1" and meets(row, conds, name_cond) then
+      local x = tonumber(row[col])
+      if x == nil then
+        fail(string.format("%s: race: round row %s holds '%s' in %s, not a number", label,
+          row[name_cond.col], tostring(row[col]), col))
+      end
+      ratios[#ratios + 1] = x
+    end
+  end
+  if #ratios < 2 then return nil end
+  return ratios
+end
+
+-- A race's ratio and the range of its rounds (lo = hi = the ratio without
+-- rounds), from results= or file=, where= and column=.
+local function race_of(file, results, where, col)
+  if (results == nil or results == "") and (file == nil or file == "") then
+    fail("race span needs results=\"stage-NN\" or file=\"path.csv\"")
+  end
+  local label = (file and file ~= "") and file or ref_path(results)
+  local t = load_csv(label, label)
+  provenance(t, label)
+  if col ~= "vs_openblas" and col ~= "vs_pytorch" then
+    fail(string.format("%s: race: column= must be a ratio to the peer (vs_openblas, vs_pytorch), not '%s'",
+      label, tostring(col)))
+  end
+  if not t.colset[col] then
+    fail(string.format("%s: no column '%s' (columns: %s)", label, col, table.concat(t.cols, ",")))
+  end
+  local conds = parse_where(where, t, label)
+  local rows = select_rows(t, conds)
+  if #rows ~= 1 then
+    fail(string.format("%s: %d rows match where=\"%s\"; need exactly one", label, #rows, where or ""))
+  end
+  local value = tonumber(rows[1][col])
+  if value == nil then fail(string.format("%s: race: %s holds '%s', not a number", label, col, tostring(rows[1][col]))) end
+  local ratios = round_ratios(t, conds, col, label)
+  local lo, hi = value, value
+  if ratios then
+    lo, hi = math.huge, -math.huge
+    for _, x in ipairs(ratios) do lo = math.min(lo, x); hi = math.max(hi, x) end
+  end
+  return { value = value, lo = lo, hi = hi, rounds = ratios ~= nil, label = label }
+end
+
+local function race_span(el)
+  local a = el.attributes
+  local r = race_of(a.file, a.results, a.where, a.column)
+  local value, lo, hi, label = r.value, r.lo, r.hi, r.label
+  local say = a.say or "ratio"
+  if say == "verdict" and a.against then
+    local file = a.against:match("%.csv$") and a.against or nil
+    local o = race_of(file, not file and a.against or nil, a["against-where"], a.column)
+    if lo > o.hi then return pandoc.Str(a.larger or "larger") end
+    if hi < o.lo then return pandoc.Str(a.smaller or "smaller") end
+    return pandoc.Str(a.even or "within the spread")
+  elseif say == "verdict" then
+    if lo > 1 then return pandoc.Str(a.faster or "faster") end
+    if hi < 1 then return pandoc.Str(a.slower or "slower") end
+    return pandoc.Str(a.even or "within the spread")
+  elseif say ~= "ratio" then
+    fail(string.format("%s: race: say= is 'ratio' or 'verdict', not '%s'", label, say))
+  end
+  if not r.rounds then return pandoc.Str(sig2(value) .. "×") end
+  return pandoc.Str(string.format("%s×, rounds %s–%s", sig2(value), sig2(lo), sig2(hi)))
+end
+
+-- ---------------------------------------------------------------------
 -- images
 
 -- caption="drawn": the plot script wrote the figure's caption beside it
@@ -1582,6 +1737,9 @@ local main = {
   Span = function(el)
     if has_class(el, "result") then
       return guard(result_span, el, "result") or pandoc.Strong({ pandoc.Str("[?]") })
+    end
+    if has_class(el, "race") then
+      return guard(race_span, el, "race") or pandoc.Strong({ pandoc.Str("[?]") })
     end
     return nil
   end,

@@ -15,13 +15,19 @@
    both see the same minutes of a noisy machine. A round's time is its
    median epoch after the first. With --ours-inference, each round also
    times the forward alone, ours against PyTorch's fastest no_grad
-   arrangement.
+   arrangement. Each round times the yardstick before and after
+   (tools/yardstick.py: one fixed GEMM), and counts the slower of the two; a
+   round whose yardstick ran more than SLOW_ROUND under the run's best is
+   marked slow and run again, until ROUNDS rounds ran at speed or ROUNDS
+   more were run, and never counts in a median.
 3. The speed CSV, in design.md's columns: every probe (model NAME/probe,
-   NAME/probe2 for the second), every round (NAME/round1, ...) and the
-   result, the median of the rounds (NAME, and NAME-inference); backend
-   names the arrangement; vs_pytorch is PyTorch's result over the row's
-   time, so the result rows give the ratio of the medians. The first round's epochs go into the
-   training CSV (the curves, the accuracy, the memory).
+   NAME/probe2 for the second), every round (NAME/round1, ..., with its
+   yardstick and slow mark) and the result, the median of the rounds kept
+   (NAME, and NAME-inference); backend names the arrangement; vs_pytorch is
+   PyTorch's time over the row's, in the same round for a round's row, so
+   the result rows give the ratio of the medians and the rounds its spread.
+   The first round's epochs go into the training CSV (the curves, the
+   accuracy, the memory).
 
   tools/compare.py --peer tools/torch_cnn.py --ours 'build/stage-08/run_cnn' \\
       --ours-inference 'build/stage-08/bench_cnn --conv auto --reps 1' \\
@@ -57,6 +63,11 @@ MALLOCS = (("glibc", ()),
            ("jemalloc", ("libjemalloc.so.2",)))
 PACKAGES = {"tcmalloc": "libtcmalloc-minimal4", "jemalloc": "libjemalloc2"}
 INFER_STEPS = 40
+YARDSTICK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "yardstick.py")
+# A round whose yardstick ran more than this under the run's best is slow:
+# the rule of the GEMM harness (BENCH_SLOW_ROUND, common/harness/bench.c,
+# which says why 15 %).
+SLOW_ROUND = 0.15
 # The arrangements probed a second time: the fastest few of the first pass,
 # those within this factor of the fastest.
 FINALISTS, FINALIST = 4, 1.25
@@ -271,6 +282,23 @@ def fastest(first, second, what):
     return Arrangement(min(times, key=lambda n: statistics.mean(times[n])))
 
 
+def slow_rounds(yardsticks):
+    """The rounds (keys of yardsticks, a round's GFLOPS) whose yardstick ran
+    more than SLOW_ROUND under the best of them."""
+    best = max(yardsticks.values())
+    return {r for r, y in yardsticks.items() if y < (1 - SLOW_ROUND) * best}
+
+
+def yardstick(threads):
+    """The yardstick's GFLOPS now, on threads threads (tools/yardstick.py)."""
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads))
+    env.pop("LD_PRELOAD", None)
+    out = subprocess.run([PYTHON, YARDSTICK], env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        fail(f"the yardstick failed: {out.stderr.strip()}")
+    return float(out.stdout)
+
+
 def compare(a, peer, libs, tmp):
     inference = bool(a.ours_inference)
     meta, first, second = probe(a, peer, libs, tmp, inference)
@@ -281,9 +309,11 @@ def compare(a, peer, libs, tmp):
           flush=True)
 
     rounds = []  # (round, framework, what, seconds per epoch)
+    yardsticks = {}  # round: the yardstick's GFLOPS, the slower of before and after
     ours_cmd = shlex.split(a.ours) + ["--data", a.data, "--threads", str(a.threads)] + a.recipe
-    for r in range(1, a.rounds + 1):
-        print(f"round {r} of {a.rounds}", flush=True)
+
+    def race(r):
+        print(f"round {r}" + (f" of {a.rounds}" if r <= a.rounds else ", again"), flush=True)
         # The first round's epochs are the training CSV's: ours writes it
         # afresh (with the machine lines), PyTorch adds to it.
         ours_csv = a.train_csv if r == 1 else os.path.join(tmp, f"ours-{r}.csv")
@@ -318,16 +348,38 @@ def compare(a, peer, libs, tmp):
         steps = [ours, pytorch] + ([ours_inf, pytorch_inf] if inference else [])
         if r % 2 == 0:
             steps = [pytorch, ours] + ([pytorch_inf, ours_inf] if inference else [])
+        before = yardstick(a.threads)
         for step in steps:
             step()
+        yardsticks[r] = min(before, yardstick(a.threads))
 
-    write_speed(a, meta, (first, second), rounds, best, best_inf, name, batch, libs)
-    summary(a, name, rounds, best, best_inf)
+    for r in range(1, a.rounds + 1):
+        race(r)
+    reruns = 0
+    while len(yardsticks) - len(slow_rounds(yardsticks)) < a.rounds and reruns < a.rounds:
+        said = ", ".join(f"round {r} {yardsticks[r]:.1f}" for r in sorted(slow_rounds(yardsticks)))
+        print(f"the yardstick ran slow ({said} GFLOPS; the best "
+              f"{max(yardsticks.values()):.1f}): one round more", flush=True)
+        reruns += 1
+        race(a.rounds + reruns)
+    slow = slow_rounds(yardsticks)
+    if slow:
+        print(f"note: round(s) {', '.join(map(str, sorted(slow)))} ran slow: marked slow in "
+              f"{a.csv}, left out of the medians ({reruns} round(s) run again)", flush=True)
+    kept = [x for x in rounds if x[0] not in slow]
+
+    write_speed(a, meta, (first, second), (rounds, kept, yardsticks, slow), best, best_inf, name,
+                batch, libs)
+    summary(a, name, kept, best, best_inf)
     return 0
 
 
 def median_of(rounds, framework, what):
     return statistics.median(s for _, fw, w, s in rounds if fw == framework and w == what)
+
+
+def in_round(rounds, r, framework, what):
+    return next(s for rr, fw, w, s in rounds if rr == r and fw == framework and w == what)
 
 
 def plain_arrangement(meta, probes):
@@ -342,9 +394,12 @@ def plain_arrangement(meta, probes):
     return None
 
 
-def write_speed(a, meta, probes, rounds, best, best_inf, name, batch, libs):
+def write_speed(a, meta, probes, raced, best, best_inf, name, batch, libs):
     """The speed CSV: our training CSV's '#' lines (the machine, the data),
-    what was tried and how, then the probes, the rounds and the results."""
+    what was tried and how, then the probes, the rounds (raced: every
+    round's times, those of the rounds kept, each round's yardstick, the
+    slow ones) and the results."""
+    rounds, kept, yardsticks, slow = raced
     with open(a.train_csv) as f:
         lines = [line for line in f if line.startswith("#")]
     machine, epochs = read_csv(a.train_csv)
@@ -353,12 +408,16 @@ def write_speed(a, meta, probes, rounds, best, best_inf, name, batch, libs):
     ours_backend = next(r["backend"] for r in epochs if r["framework"] == "ours")
     models = {"train": name, "inference": f"{name}-inference"}
 
-    def row(model, framework, backend, what, secs):
+    def row(model, framework, backend, what, secs, r=None):
+        """A row; r, a round's: its ratio is to PyTorch in that round, and it
+        carries the round's yardstick and slow mark."""
         images = EPOCH_IMAGES / secs
         gflops = flops[what] * images / 1e9
         pct = f"{100 * gflops / float(peak):.2f}" if peak else ""
+        torch = in_round(rounds, r, "pytorch", what) if r else median_of(kept, "pytorch", what)
+        mark = f"{yardsticks[r]:.2f},{int(r in slow)}" if r else ","
         return (f"{model},{framework},{backend},{a.threads},{batch},{secs:.6f},{images:.1f},"
-                f"{gflops:.3f},{pct},{median_of(rounds, 'pytorch', what) / secs:.3f}\n")
+                f"{gflops:.3f},{pct},{torch / secs:.3f},{mark}\n")
 
     with open(a.csv, "w") as f:
         f.writelines(lines)
@@ -379,9 +438,14 @@ def write_speed(a, meta, probes, rounds, best, best_inf, name, batch, libs):
                 f"{FINALIST:g}x of the fastest, at most {FINALISTS}); the fastest is the one "
                 f"whose probes took the least time on average\n"
                 f"# rounds: {name}/roundN rows, {a.rounds} round(s) of ours and PyTorch's "
-                f"fastest taking turns; a round's time is its median epoch after the first\n"
-                f"# result: {name} rows, the median of the rounds; vs_pytorch is PyTorch's "
-                f"result over the row's time\n"
+                f"fastest taking turns; a round's time is its median epoch after the first; "
+                f"vs_pytorch is PyTorch's time in the same round over the row's\n"
+                f"# yardstick: each round's GFLOPS of one fixed GEMM (tools/yardstick.py), "
+                f"the slower of before and after the round\n"
+                f"# slow: 1 when the round's yardstick ran more than {100 * SLOW_ROUND:.0f} % "
+                f"under the run's best: the round run again, left out of the medians\n"
+                f"# result: {name} rows, the median of the rounds not slow; vs_pytorch is "
+                f"PyTorch's result over the row's time\n"
                 f"# fastest: {best.name}\n")
         if best_inf:
             f.write(f"# fastest_inference: {best_inf.name} (the forward alone, no_grad)\n")
@@ -397,24 +461,29 @@ def write_speed(a, meta, probes, rounds, best, best_inf, name, batch, libs):
                                     float(x["seconds_per_epoch"])))
         for r, fw, what, secs in rounds:
             backend = ours_backend if fw == "ours" else (best if what == "train" else best_inf).name
-            f.write(row(f"{models[what]}/round{r}", fw, backend, what, secs))
+            f.write(row(f"{models[what]}/round{r}", fw, backend, what, secs, r))
         for what, arr in (("train", best), ("inference", best_inf)):
             if arr:
                 for fw, backend in (("ours", ours_backend), ("pytorch", arr.name)):
-                    f.write(row(models[what], fw, backend, what, median_of(rounds, fw, what)))
+                    f.write(row(models[what], fw, backend, what, median_of(kept, fw, what)))
 
 
-def summary(a, name, rounds, best, best_inf):
-    """What the run found, on the terminal: the medians, the ratio, the
-    accuracy and the memory of the first round."""
+def summary(a, name, kept, best, best_inf):
+    """What the run found, on the terminal: the medians of the rounds kept,
+    the ratio and its range over them, the accuracy and the memory of the
+    first round."""
     last = {r["framework"]: r for r in read_csv(a.train_csv)[1]}
-    print(f"\n{name}, {a.rounds} round(s), {a.threads} thread(s): seconds per epoch of "
-          f"{EPOCH_IMAGES} images, the median of the rounds")
+    at_speed = len({r for r, _, _, _ in kept})
+    print(f"\n{name}, {at_speed} round(s) at speed of the {a.rounds} asked for, {a.threads} "
+          f"thread(s): seconds per epoch of {EPOCH_IMAGES} images, the median of those rounds")
     for what, arr in (("train", best), ("inference", best_inf)):
         if arr:
-            ours, torch = median_of(rounds, "ours", what), median_of(rounds, "pytorch", what)
+            ours, torch = median_of(kept, "ours", what), median_of(kept, "pytorch", what)
+            ratios = [in_round(kept, r, "pytorch", what) / s
+                      for r, fw, w, s in kept if fw == "ours" and w == what]
             print(f"  {what:9s}  ours {ours:8.3f} s   PyTorch {torch:8.3f} s ({arr.name})"
-                  f"   ours is {torch / ours:.2f}x as fast")
+                  f"   ours is {torch / ours:.2f}x as fast (rounds {min(ratios):.2f}"
+                  f"-{max(ratios):.2f})")
     for fw in ("ours", "pytorch"):
         if fw in last:
             r = last[fw]

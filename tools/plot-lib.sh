@@ -56,12 +56,16 @@ schema() {
 }
 # A training stage's speed file, beside IN or the reference's, into in, its
 # header checked against the speed schema, and its CPU into cpu; false when
-# there is none.
+# there is none. A file written before the rounds kept their yardstick has
+# the schema's columns up to vs_pytorch, which is all the plots read.
 speed_input() {
     in=$(find_csv "$base")
     [ -n "$in" ] || return 1
-    [ "$(header "$in")" = "$(schema speed)" ] ||
-        { echo "error: $me: $in is not a training stage's speed file (header: $(header "$in"))" >&2; exit 1; }
+    case "$(schema speed),:$(header "$in")" in
+        "$(header "$in"),"*:*,vs_pytorch*) ;;
+        *) echo "error: $me: $in is not a training stage's speed file (header: $(header "$in"))" >&2
+           exit 1 ;;
+    esac
     cpu=$(sed -n 's/^# cpu: //p' "$in" | head -n 1)
 }
 # Draws the script in $tmp/plot.gp as NAME.svg and NAME.png, W,H pixels,
@@ -135,7 +139,8 @@ draw_curves() {
 # The comparison with PyTorch at its best (tools/compare.py), when its
 # speed CSV holds the probes: left, every arrangement's first probe, fastest
 # first, coloured by malloc, against the medians of the rounds (ours and
-# PyTorch's fastest); right, each round's seconds per epoch, both sides.
+# PyTorch's fastest); right, each round's seconds per epoch, both sides, a
+# round whose yardstick ran slow (left out of the medians) as an open circle.
 draw_compare() {
     cmp=$(find_csv "$base-compare")
     [ -n "$cmp" ] || return 0
@@ -145,12 +150,16 @@ draw_compare() {
             split($3, p, "/"); c = p[2] == "tcmalloc" ? 2 : p[2] == "jemalloc" ? 3 : 1
             print $6 "\t" c "\t" $3 }' | sort -g | awk -F'\t' '{ print NR - 1 "\t" $0 }' > "$tmp/probes"
     rows "$cmp" | awk -F, -v m="$name" '$1 ~ "^" m "/round[0-9]+$" {
-            r = substr($1, length(m) + 7); print r "\t" $2 "\t" $6 }' > "$tmp/rounds"
+            r = substr($1, length(m) + 7); print r "\t" $2 "\t" $6 "\t" ($12 == 1) }' > "$tmp/rounds"
     ours=$(rows "$cmp" | awk -F, -v m="$name" '$1 == m && $2 == "ours" { print $6 }')
     peer=$(rows "$cmp" | awk -F, -v m="$name" '$1 == m && $2 == "pytorch" { print $6 }')
     [ -s "$tmp/probes" ] && [ -n "$ours" ] && [ -n "$peer" ] || return 0
-    awk -F'\t' '$2 == "ours" { print $1 "\t" $3 }' "$tmp/rounds" > "$tmp/rounds-ours"
-    awk -F'\t' '$2 == "pytorch" { print $1 "\t" $3 }' "$tmp/rounds" > "$tmp/rounds-pytorch"
+    awk -F'\t' '$2 == "ours" && !$4 { print $1 "\t" $3 }' "$tmp/rounds" > "$tmp/rounds-ours"
+    awk -F'\t' '$2 == "pytorch" && !$4 { print $1 "\t" $3 }' "$tmp/rounds" > "$tmp/rounds-pytorch"
+    awk -F'\t' '$4 { print $1 "\t" $3 }' "$tmp/rounds" > "$tmp/rounds-slow"
+    slow_points=
+    [ -s "$tmp/rounds-slow" ] &&
+        slow_points=", '$tmp/rounds-slow' using 1:2 with points lt 1 pt 6 ps 1.5 title 'slow round, left out'"
     n=$(wc -l < "$tmp/probes")
     # The machine, as its '#' lines name it: the CPU and its widest ISA.
     mach="$(sed -n 's/^# cpu: //p' "$cmp" | head -n 1), $(sed -n 's/^# isa_best: //p' "$cmp" | head -n 1)"
@@ -171,7 +180,7 @@ draw_compare() {
       echo "set title 'the rounds, taking turns'; set xtics norotate font ',11' 1; set xlabel 'round'"
       echo "set xrange [0.5:*]; set yrange [0:*]; set key bottom right"
       echo "plot '$tmp/rounds-ours' using 1:2 with linespoints lt 4 pt 7 title 'ours', \\"
-      echo "  '$tmp/rounds-pytorch' using 1:2 with linespoints lt 5 pt 7 title 'PyTorch'"
+      echo "  '$tmp/rounds-pytorch' using 1:2 with linespoints lt 5 pt 7 title 'PyTorch'$slow_points"
       echo "unset multiplot"; } > "$tmp/plot.gp"
     draw "$out-compare" 1300,560
 }

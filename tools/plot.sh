@@ -5,7 +5,7 @@
 #
 # writes OUT_BASENAME.svg and OUT_BASENAME.png. The CSV is the one the bench
 # drivers write: '#' lines describing the machine, then the header row
-# kernel,isa,threads,m,n,k,seconds,gflops,pct_peak,vs_openblas
+# kernel,isa,threads,m,n,k,seconds,gflops,pct_peak,vs_openblas,yardstick,slow
 # (columns are found by name, so their order does not matter).
 #
 # One series per (kernel, threads) pair (and per ISA when a kernel was run
@@ -56,6 +56,8 @@ function num(s) { return s ~ /^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?
 {
     g = trim($col["gflops"])
     if (!num(g)) next
+    # The rounds of a race (KERNEL/roundN) stay in the CSV; the plot draws the medians.
+    if (trim($col["kernel"]) ~ /\/round[0-9]+$/) next
     nr++
     K[nr] = trim($col["kernel"])
     I[nr] = ("isa" in col) ? trim($col["isa"]) : ""

@@ -24,6 +24,20 @@ enum { MAX_REPS = 1000, MAX_DIM = 1000000 };
 // benchmark should stay quick.
 static const double TIME_BUDGET = 4.0;
 
+// A round whose yardstick ran more than 15 % under the run's best is slow.
+// Another process on a two-core machine takes far more than that from
+// two-thread code (up to 10x); 15 % leaves room for the few per cent a
+// GEMM's time moves between quiet rounds. tools/compare.py holds PyTorch's
+// races to the same rule.
+const double BENCH_SLOW_ROUND = 0.15;
+
+// The yardstick: one fixed GEMM, OpenBLAS's sgemm at YARD_N cubed on the
+// run's threads, the median of YARD_REPS by the wall clock. The peak probe
+// would not do: it counts the CPU time its threads were given, so another
+// program taking a core leaves it unmoved, and that is what a round must be
+// judged by.
+enum { YARD_N = 512, YARD_REPS = 9 };
+
 // "256,512" (square, from --sizes) or "128x10x256,..." (M×N×K, from
 // --shapes) into o->shapes. Returns 0, or -1 with bad at the item that is
 // wrong.
@@ -110,6 +124,9 @@ int bench_parse(const struct bench_stage *stage, int argc, char **argv,
     fl.help = "timed repetitions, median kept (default 5; 3 with --quick)";
     fl.hi = MAX_REPS;
     flags_add(&f, fl);
+    flags_add(&f, flag_int("--rounds", "N", &o->rounds, 1, BENCH_MAX_ROUNDS,
+                           "rounds, each with the yardstick; the median kept, every round "
+                           "written (default 1)"));
     flags_add(&f, flag_choices("--kernels", "A,B", &o->kernels, kernel_names(stage), NULL,
                                "only these kernels"));
     fl = flag_isa(&o->isa);
@@ -129,6 +146,8 @@ int bench_parse(const struct bench_stage *stage, int argc, char **argv,
         return flags_fail(&f, "--append needs --csv FILE");
     if (o->reps == 0)
         o->reps = o->quick ? 3 : 5;
+    if (o->rounds == 0)
+        o->rounds = 1;
     const char *bad;
     if (shapes) {
         if (parse_shapes(shapes, o, &bad) != 0)
@@ -159,10 +178,27 @@ double bench_median(double *t, int n)
     return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
 
+int bench_mark_slow(const double *yardstick, int n, double best, int *slow)
+{
+    int count = 0;
+    for (int i = 0; i < n; i++) {
+        slow[i] = yardstick[i] < (1.0 - BENCH_SLOW_ROUND) * best;
+        count += slow[i];
+    }
+    return count;
+}
+
 void bench_write_header(FILE *f, const char *stage, int threads, enum isa isa,
                         const struct environment *env)
 {
     machine_write(f, stage, threads, isa, env);
+    fprintf(f, "# rounds: with more than one, every round's rows (KERNEL/roundN) before the "
+               "result rows, the median of the rounds not marked slow\n"
+               "# yardstick: each round's GFLOPS of one fixed GEMM (OpenBLAS sgemm %d cubed, "
+               "on the run's threads, the median of %d by the wall clock)\n"
+               "# slow: 1 when the round's yardstick ran more than %.0f %% under the run's "
+               "best: the round measured again, left out of the medians\n",
+            YARD_N, YARD_REPS, 100 * BENCH_SLOW_ROUND);
     fprintf(f, "%s\n", SCHEMA_GEMM);
 }
 
@@ -290,27 +326,218 @@ struct mat_check bench_check_kernel(bench_matmul_fn fn, int m, int n, int k, int
     return c;
 }
 
+// One row. table: the readable table (NULL: not there). A round's row
+// (round > 0) is named KERNEL/roundN and carries its yardstick and slow
+// mark; a result row carries them when it is the one round there was
+// (yardstick > 0), else leaves them empty.
+struct row_mark {
+    int round;         // 0: the result row
+    double yardstick;  // GFLOPS; 0: none
+    int slow;
+};
+
 static void print_row(FILE *table, FILE *csv, const char *name, const char *tag, enum isa isa,
                       int threads, const struct bench_shape *s, const struct measurement *r,
-                      double blas_gflops)
+                      double blas_gflops, struct row_mark mark)
 {
     double peak = peak_get(isa_best(), threads).gflops;
     double pct = peak > 0.0 ? 100.0 * r->gflops / peak : 0.0;
     double ratio = blas_gflops > 0.0 ? r->gflops / blas_gflops : 0.0;
-    char full[96], size[48];
-    snprintf(full, sizeof full, "%s%s", name, tag);
+    char full[112], size[48], yard[48] = ",";
+    if (mark.round > 0)
+        snprintf(full, sizeof full, "%s%s/round%d", name, tag, mark.round);
+    else
+        snprintf(full, sizeof full, "%s%s", name, tag);
+    if (mark.yardstick > 0.0)
+        snprintf(yard, sizeof yard, "%.2f,%d", mark.yardstick, mark.slow);
     if (s->m == s->n && s->n == s->k)
         snprintf(size, sizeof size, "%d", s->m);
     else
         snprintf(size, sizeof size, "%dx%dx%d", s->m, s->n, s->k);
-    fprintf(table, "%-22s %-7s %7d %16s %10.4g %9.1f %7.1f%% %7.2fx\n", full, isa_name(isa),
-            threads, size, r->seconds, r->gflops, pct, ratio);
-    fflush(table);
+    if (table) {
+        fprintf(table, "%-22s %-7s %7d %16s %10.4g %9.1f %7.1f%% %7.2fx\n", full, isa_name(isa),
+                threads, size, r->seconds, r->gflops, pct, ratio);
+        fflush(table);
+    }
     if (csv) {
-        fprintf(csv, "%s,%s,%d,%d,%d,%d,%.6g,%.2f,%.2f,%.3f\n", full, isa_name(isa), threads,
-                s->m, s->n, s->k, r->seconds, r->gflops, pct, ratio);
+        fprintf(csv, "%s,%s,%d,%d,%d,%d,%.6g,%.2f,%.2f,%.3f,%s\n", full, isa_name(isa), threads,
+                s->m, s->n, s->k, r->seconds, r->gflops, pct, ratio, yard);
         fflush(csv);
     }
+}
+
+// What a run measures of one shape, beside its matrices.
+struct race {
+    const struct bench_stage *stage;
+    const struct bench_options *o;
+    struct problem p;
+    int counts[2];   // OpenBLAS's thread counts: one thread, --threads (0: not needed)
+    int wanted[FLAG_LIST_MAX];  // the stage's kernels this run times (their indices), n of them
+    int n;
+    enum isa run_isa;
+    const char *tag;
+    float *yard[3];  // the yardstick's A, B and C, YARD_N square
+};
+
+// One round's numbers: the yardstick, OpenBLAS at each thread count, each
+// kernel (in the order of race.wanted).
+struct round {
+    double yardstick;
+    int slow;
+    struct measurement blas[2];
+    struct measurement kern[FLAG_LIST_MAX];
+};
+
+static double yardstick(struct race *rc)
+{
+    int n = YARD_N;
+    double t[YARD_REPS];
+    set_threads(rc->o->threads);
+    blas_sgemm(n, n, n, rc->yard[0], n, rc->yard[1], n, rc->yard[2], n);  // warm-up
+    for (int i = 0; i < YARD_REPS; i++) {
+        double t0 = timer_now();
+        blas_sgemm(n, n, n, rc->yard[0], n, rc->yard[1], n, rc->yard[2], n);
+        t[i] = timer_now() - t0;
+    }
+    return 2.0 * n * n * n / bench_median(t, YARD_REPS) / 1e9;
+}
+
+// OpenBLAS's threads spin for a while after a call before they sleep (2^28
+// cycles by default, under 0.1 s). With no core to spare, they would take
+// one from the next thing timed: wait until they are asleep.
+static void let_blas_sleep(int threads)
+{
+    if (threads > 1)
+        nanosleep(&(struct timespec){0, 200000000}, NULL);
+}
+
+// One round: the yardstick, then OpenBLAS at each thread count our kernels
+// use (so every row can be given as a ratio to it), then each kernel.
+// Returns -1 when a kernel gives a wrong result.
+static int run_round(struct race *rc, struct round *r)
+{
+    const struct bench_options *o = rc->o;
+    r->yardstick = yardstick(rc);
+    let_blas_sleep(o->threads);
+    for (int c = 0; c < 2; c++) {
+        if (rc->counts[c] == 0)
+            continue;
+        if (measure("openblas", blas_sgemm, rc->counts[c], o->reps, &rc->p, &r->blas[c], NULL))
+            return -1;
+    }
+    let_blas_sleep(rc->counts[1]);
+    for (int i = 0; i < rc->n; i++) {
+        const struct bench_kernel *kern = &rc->stage->kernels[rc->wanted[i]];
+        int threads = kern->threaded && o->threads > 1 ? o->threads : 1;
+        char full[96];
+        snprintf(full, sizeof full, "%s%s", kern->name, rc->tag);
+        // Each row runs on its own ISA: every kernel family follows.
+        isa_force(kern->isa);
+        int wrong = measure(full, kern->fn, threads, o->reps, &rc->p, &r->kern[i],
+                            rc->stage->normwise_bound) != 0;
+        isa_force(rc->run_isa);
+        if (wrong)
+            return -1;
+    }
+    return 0;
+}
+
+// The median time over the rounds not marked slow: of OpenBLAS at thread
+// count c (kernel < 0), else of that kernel; its GFLOPS from that time.
+static struct measurement median_kept(const struct round *r, int n, int kernel, int c,
+                                      const struct bench_shape *s)
+{
+    double t[2 * BENCH_MAX_ROUNDS];
+    int kept = 0;
+    for (int i = 0; i < n; i++)
+        if (!r[i].slow)
+            t[kept++] = kernel < 0 ? r[i].blas[c].seconds : r[i].kern[kernel].seconds;
+    struct measurement m = {bench_median(t, kept), 0.0};
+    m.gflops = 2.0 * s->m * s->n * s->k / m.seconds / 1e9;
+    return m;
+}
+
+// Runs the rounds of one shape, re-runs those whose yardstick ran slow (at
+// most o->rounds times), and writes the rows: every round's when there was
+// more than one, then the medians of the rounds kept. *best is the fastest
+// yardstick of the run so far.
+static int race_shape(struct race *rc, double *best, FILE *table, FILE *csv, int with_blas_rows)
+{
+    const struct bench_options *o = rc->o;
+    struct round r[2 * BENCH_MAX_ROUNDS];
+    int n = 0, reruns = 0;
+    double yard[2 * BENCH_MAX_ROUNDS];
+    int slow[2 * BENCH_MAX_ROUNDS];
+    for (; n < o->rounds; n++) {
+        if (run_round(rc, &r[n]))
+            return 1;
+        yard[n] = r[n].yardstick;
+        *best = fmax(*best, yard[n]);
+    }
+    // Measure again until o->rounds rounds ran at speed, or o->rounds more ran.
+    while (n - bench_mark_slow(yard, n, *best, slow) < o->rounds && reruns < o->rounds) {
+        for (int i = 0; i < n; i++)
+            if (slow[i] && !r[i].slow) {
+                r[i].slow = 1;
+                fprintf(stderr, "note: %dx%dx%d, round %d ran slow (yardstick %.1f GFLOPS, the "
+                        "run's best %.1f): one round more\n", rc->p.s.m, rc->p.s.n, rc->p.s.k,
+                        i + 1, yard[i], *best);
+            }
+        if (run_round(rc, &r[n]))
+            return 1;
+        yard[n] = r[n].yardstick;
+        *best = fmax(*best, yard[n]);
+        n++;
+        reruns++;
+    }
+    int left = bench_mark_slow(yard, n, *best, slow);
+    for (int i = 0; i < n; i++)
+        r[i].slow = slow[i];
+    if (left == n) {  // the best yardstick came from an earlier shape: keep the fastest round
+        int f = 0;
+        for (int i = 1; i < n; i++)
+            if (yard[i] > yard[f])
+                f = i;
+        r[f].slow = 0;
+        left--;
+    }
+    if (left > 0)
+        fprintf(stderr, "note: %dx%dx%d, %d of %d round(s) ran slow: marked slow in the CSV, "
+                "left out of the medians%s\n", rc->p.s.m, rc->p.s.n, rc->p.s.k, left, n,
+                n - left < o->rounds ? "; fewer rounds than asked for ran at speed" : "");
+
+    const struct bench_shape *s = &rc->p.s;
+    int each = n > 1;
+    for (int i = 0; i < n && each; i++) {
+        struct row_mark mark = {i + 1, r[i].yardstick, r[i].slow};
+        for (int c = 0; c < 2 && with_blas_rows; c++)
+            if (rc->counts[c])
+                print_row(NULL, csv, "openblas", "", blas_isa(), rc->counts[c], s, &r[i].blas[c],
+                          r[i].blas[c].gflops, mark);
+        for (int k = 0; k < rc->n; k++) {
+            const struct bench_kernel *kern = &rc->stage->kernels[rc->wanted[k]];
+            int threaded = kern->threaded && o->threads > 1;
+            print_row(NULL, csv, kern->name, rc->tag, kern->isa, threaded ? o->threads : 1, s,
+                      &r[i].kern[k], r[i].blas[threaded].gflops, mark);
+        }
+    }
+    struct row_mark result = {0, each ? 0.0 : r[0].yardstick, 0};
+    struct measurement blas[2] = {{0, 0}, {0, 0}};
+    for (int c = 0; c < 2; c++)
+        if (rc->counts[c]) {
+            blas[c] = median_kept(r, n, -1, c, s);
+            if (with_blas_rows)
+                print_row(table, csv, "openblas", "", blas_isa(), rc->counts[c], s, &blas[c],
+                          blas[c].gflops, result);
+        }
+    for (int k = 0; k < rc->n; k++) {
+        const struct bench_kernel *kern = &rc->stage->kernels[rc->wanted[k]];
+        int threaded = kern->threaded && o->threads > 1;
+        struct measurement m = median_kept(r, n, k, 0, s);
+        print_row(table, csv, kern->name, rc->tag, kern->isa, threaded ? o->threads : 1, s, &m,
+                  blas[threaded].gflops, result);
+    }
+    return 0;
 }
 
 int bench_run(const struct bench_stage *stage, const struct bench_options *o)
@@ -326,7 +553,7 @@ int bench_run(const struct bench_stage *stage, const struct bench_options *o)
             return 1;
         }
     }
-    const char *tag = o->tag ? o->tag : "";
+    struct race rc = {.stage = stage, .o = o, .tag = o->tag ? o->tag : ""};
     int any_single = 0, any_threaded = 0;
     for (int i = 0; i < stage->nkernels; i++) {
         const struct bench_kernel *kern = &stage->kernels[i];
@@ -337,16 +564,23 @@ int bench_run(const struct bench_stage *stage, const struct bench_options *o)
                     isa_name(kern->isa));
             continue;
         }
+        if (rc.n == (int)(sizeof rc.wanted / sizeof rc.wanted[0])) {
+            fprintf(stderr, "error: more than %d kernels in one run\n", rc.n);
+            return 1;
+        }
+        rc.wanted[rc.n++] = i;
         if (kern->threaded && o->threads > 1)
             any_threaded = 1;
         else
             any_single = 1;
     }
+    rc.counts[0] = any_single || !any_threaded ? 1 : 0;
+    rc.counts[1] = any_threaded ? o->threads : 0;
     // The ISA the program's rows run on between those of their own: --isa's,
     // else the widest.
-    enum isa run_isa = o->isa != ISA_COUNT ? o->isa : isa_best();
+    rc.run_isa = o->isa != ISA_COUNT ? o->isa : isa_best();
     if (csv && !o->append)
-        bench_write_header(csv, stage->name, o->threads, run_isa, &o->env);
+        bench_write_header(csv, stage->name, o->threads, rc.run_isa, &o->env);
     fprintf(table, "%s on %s (%d cores, peak %.1f GFLOPS on 1 thread, %s; OpenBLAS core %s, %s)\n",
             stage->name, cpu_model(), cpu_count(), peak_get(isa_best(), 1).gflops,
             isa_name(isa_best()), blas_core(), isa_name(blas_isa()));
@@ -356,69 +590,44 @@ int bench_run(const struct bench_stage *stage, const struct bench_options *o)
     int held = blas_limit_note(stage->name, &o->env, note, sizeof note);
     if (held)
         fprintf(table, "note: %s\n", note);
+    if (o->rounds > 1)
+        fprintf(table, "the median of %d rounds; every round is in the CSV\n", o->rounds);
     fprintf(table, "%-22s %-7s %7s %16s %10s %9s %8s %8s\n", "kernel", "isa", "threads", "size",
             "seconds", "GFLOPS", "%peak", "vs BLAS");
 
     int status = 0;
     int with_blas_rows = !o->append && selected(o, stage->nkernels);
+    for (int i = 0; i < 3; i++) {
+        rc.yard[i] = mat_alloc(YARD_N, YARD_N);
+        if (rc.yard[i])
+            mat_fill_random(rc.yard[i], YARD_N, YARD_N, YARD_N, 3 + i);
+    }
+    if (!rc.yard[0] || !rc.yard[1] || !rc.yard[2]) {
+        fprintf(stderr, "error: out of memory for the yardstick\n");
+        status = 1;
+    }
+    double best = 0.0;
     for (int si = 0; si < o->nshapes && status == 0; si++) {
-        struct problem p = {o->shapes[si], NULL, NULL, NULL};
-        int m = p.s.m, n = p.s.n, k = p.s.k;
-        p.A = mat_alloc(m, k);
-        p.B = mat_alloc(k, n);
-        p.C = mat_alloc(m, n);
-        if (!p.A || !p.B || !p.C) {
+        struct problem *p = &rc.p;
+        *p = (struct problem){o->shapes[si], NULL, NULL, NULL};
+        int m = p->s.m, n = p->s.n, k = p->s.k;
+        p->A = mat_alloc(m, k);
+        p->B = mat_alloc(k, n);
+        p->C = mat_alloc(m, n);
+        if (!p->A || !p->B || !p->C) {
             fprintf(stderr, "error: out of memory for %dx%dx%d\n", m, n, k);
             status = 1;
         } else {
-            mat_fill_random(p.A, m, k, k, 1);
-            mat_fill_random(p.B, k, n, n, 2);
-            // OpenBLAS first, at each thread count our kernels will use, so
-            // every row can be given as a ratio to it.
-            struct measurement blas[2] = {{0, 0}, {0, 0}};
-            int counts[2] = {any_single ? 1 : 0, any_threaded ? o->threads : 0};
-            if (!any_single && !any_threaded)
-                counts[0] = 1;
-            for (int c = 0; c < 2 && status == 0; c++) {
-                if (counts[c] == 0)
-                    continue;
-                if (measure("openblas", blas_sgemm, counts[c], o->reps, &p, &blas[c], NULL))
-                    status = 1;
-                else if (with_blas_rows)
-                    print_row(table, csv, "openblas", "", blas_isa(), counts[c], &p.s, &blas[c],
-                              blas[c].gflops);
-            }
-            // OpenBLAS's threads spin for a while after a call before they
-            // sleep (2^28 cycles by default, under 0.1 s). With no core to
-            // spare, they would take one from the first of our kernels timed
-            // on several threads: wait until they are asleep.
-            if (counts[1] > 1)
-                nanosleep(&(struct timespec){0, 200000000}, NULL);
-            for (int i = 0; i < stage->nkernels && status == 0; i++) {
-                const struct bench_kernel *kern = &stage->kernels[i];
-                if (!selected(o, i) || !isa_selected(o, kern->isa) || !isa_supported(kern->isa))
-                    continue;
-                int threaded = kern->threaded && o->threads > 1;
-                int threads = threaded ? o->threads : 1;
-                struct measurement r;
-                char full[96];
-                snprintf(full, sizeof full, "%s%s", kern->name, tag);
-                // Each row runs on its own ISA: every kernel family follows.
-                isa_force(kern->isa);
-                int wrong = measure(full, kern->fn, threads, o->reps, &p, &r,
-                                    stage->normwise_bound) != 0;
-                isa_force(run_isa);
-                if (wrong)
-                    status = 1;
-                else
-                    print_row(table, csv, kern->name, tag, kern->isa, threads, &p.s, &r,
-                              blas[threaded].gflops);
-            }
+            mat_fill_random(p->A, m, k, k, 1);
+            mat_fill_random(p->B, k, n, n, 2);
+            status = race_shape(&rc, &best, table, csv, with_blas_rows);
         }
-        mat_free(p.A);
-        mat_free(p.B);
-        mat_free(p.C);
+        mat_free(p->A);
+        mat_free(p->B);
+        mat_free(p->C);
     }
+    for (int i = 0; i < 3; i++)
+        mat_free(rc.yard[i]);
     if (held)
         fprintf(table, "note: %s\n", note);
     if (csv && csv != stdout)

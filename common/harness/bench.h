@@ -47,11 +47,21 @@ struct bench_shape {
     int m, n, k;
 };
 
+// Rounds of a race: each round times the yardstick (one fixed GEMM), then
+// OpenBLAS and every kernel once more; the rows give the median of the
+// rounds, and with more than one round each round's rows too
+// (KERNEL/roundN). A round whose yardstick ran more than BENCH_SLOW_ROUND
+// under the run's best is marked slow and measured again (at most as many
+// times as there are rounds), never counted in a median.
+#define BENCH_MAX_ROUNDS 20
+extern const double BENCH_SLOW_ROUND;
+
 struct bench_options {
     struct bench_shape shapes[BENCH_MAX_SHAPES];
     int nshapes;
     int threads;
     int reps;
+    int rounds;
     struct flag_list kernels;  // indices of the stage's kernels (nkernels: openblas); n 0: all
     enum isa isa;              // --isa, forced for every kernel family; ISA_COUNT: not given
     const char *csv;  // NULL: table only; "-": CSV on stdout, table on stderr
@@ -82,6 +92,11 @@ struct mat_check bench_check_kernel(bench_matmul_fn fn, int m, int n, int k, int
 
 // The median of n timings; sorts t in place.
 double bench_median(double *t, int n);
+
+// The yardstick rule: slow[i] = 1 for each of the n rounds whose yardstick
+// (GFLOPS) ran more than BENCH_SLOW_ROUND under best, the fastest the run
+// has seen, else 0. Returns how many are slow.
+int bench_mark_slow(const double *yardstick, int n, double best, int *slow);
 
 // The `#` lines that describe this machine (isa: what the program's rows
 // run on), then the column header row.

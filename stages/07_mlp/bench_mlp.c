@@ -209,7 +209,7 @@ static void row(FILE *csv, const char *model, const char *backend, int threads, 
            batch, per_epoch, images_s, gflops, pct);
     fflush(stdout);
     if (csv) {
-        fprintf(csv, "%s,ours,%s,%d,%d,%.6f,%.1f,%.3f,%.2f,\n", model, backend, threads, batch,
+        fprintf(csv, "%s,ours,%s,%d,%d,%.6f,%.1f,%.3f,%.2f,,,\n", model, backend, threads, batch,
                 per_epoch, images_s, gflops, pct);
         fflush(csv);
     }

@@ -781,7 +781,7 @@ static int speed_study(const struct bench *b, FILE *csv)
                        conv_path_name(paths[p]), threads, o->batch, per_epoch, images_s, gflops,
                        pct);
                 if (csv)
-                    fprintf(csv, "%s,ours,%s,%d,%d,%.6f,%.1f,%.3f,%.2f,\n", models[k],
+                    fprintf(csv, "%s,ours,%s,%d,%d,%.6f,%.1f,%.3f,%.2f,,,\n", models[k],
                             conv_path_name(paths[p]), threads, o->batch, per_epoch, images_s,
                             gflops, pct);
             }

@@ -452,7 +452,7 @@ int main(int argc, char **argv)
             printf("%-17s %9.3f %9.0f %7.2f× %10.3f %8d %12ld\n", engine_names[i], per_epoch[i],
                    images, per_epoch[EAGER] / per_epoch[i], gemm_epoch, kernels, rd + wr);
             if (csv)
-                fprintf(csv, "%s,ours,%s,%d,%d,%.6f,%.1f,%.3f,%.2f,\n", model, engine_names[i],
+                fprintf(csv, "%s,ours,%s,%d,%d,%.6f,%.1f,%.3f,%.2f,,,\n", model, engine_names[i],
                         threads, batch, per_epoch[i], images, gflops,
                         pk.gflops > 0 ? 100 * gflops / pk.gflops : 0.0);
             if (steps_csv)
