@@ -14,7 +14,7 @@
 //
 // The flags several programs share are made by functions, so that each has
 // one spelling and one line of help everywhere: flag_isa, flag_threads ...
-// below; gemm_backend_flag (gemm_backend.h) and conv_path_flag (conv.h) for
+// below; gemm_backend_flag (gemm_backend.h) and conv_path_flag (conv_flags.h) for
 // --gemm and --conv; train_flags_add (train_flags.h) for the training
 // drivers'. This file knows nothing of what the names mean: a choice is an
 // index into its list of names.

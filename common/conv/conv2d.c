@@ -4,18 +4,19 @@
 // below: im2col + GEMM, the 1×1 GEMM on x in place, the direct 3×3 kernel,
 // the implicit GEMM (the im2col path's GEMMs with no col matrix,
 // conv_implicit.h) and Winograd's F(4×4, 3×3) (conv_winograd.h), whose
-// backward goes back through its own transforms. The backward of the others goes through the GEMMs of the
-// im2col path, but for the direct path's dW, which its own kernel makes
-// (conv_direct.h), and the implicit path's dW, which packs COLᵀ from x as
-// its forward packs COL, and its dx, whose GEMM goes a few micro-panels at
-// a time, each image added into dx as soon as it is whole. Optionally fused
-// with ReLU, or with ReLU and 2×2 max pooling (op_conv2d_relu_maxpool2).
+// backward goes back through its own transforms. The backward of the
+// others goes through the GEMMs of the im2col path, but for the direct
+// path's dW, which its own kernel makes (conv_direct.h), and the implicit
+// path's dW, which packs COLᵀ from x as its forward packs COL, and its dx,
+// whose GEMM goes a few micro-panels at a time, each image added into dx as
+// soon as it is whole. Optionally fused with ReLU, or with ReLU and 2×2 max
+// pooling (op_conv2d_relu_maxpool2).
 //
 // Threads. Images are independent. The batch is cut into GROUPS fixed runs
 // of images (fixed by n, never by the thread count), and each run goes to
 // one thread from start to end: on the im2col path its forward is one GEMM
 // over the run's images side by side (forward_run), and its backward one
-// GEMM for dW and one for the data gradient (backward_run). The direct and
+// GEMM for dW and one for the data gradient (im2col_products). The direct and
 // 1×1 forwards go image by image. The GEMMs are called from inside the
 // parallel region; gemm() then runs on the calling thread alone (it opens no
 // region of its own inside another) and gives the same bits as on any
@@ -313,7 +314,8 @@ int conv_winograd_path_forward(const struct conv_forward_call *f)
     long xs = (long)d->c * d->h * d->w;
     struct conv_geom geom = geom_of(d, &f->cfg->kernels);
     long per_thread = conv_winograd_scratch(&geom, d->oc);
-    float *u = tape_scratch(f->t, sizeof(float) * (size_t)conv_winograd_filters_floats(d->c, d->oc));
+    long u_floats = conv_winograd_filters_floats(d->c, d->oc);
+    float *u = tape_scratch(f->t, sizeof(float) * (size_t)u_floats);
     float *scratch =
         tape_scratch(f->t, sizeof(float) * (size_t)(omp_get_max_threads() * per_thread));
     if (!u || !scratch) {
@@ -540,9 +542,9 @@ static void gather_dy(const struct conv_back *b, int i, float *dy, long ld, floa
 static int im2col_products(const struct conv_back *b, int first, int m, float *col,
                            const float *dy, float *dw)
 {
-    // BEGIN SOLUTION task 8.2: which GEMMs of DY with each image's COL and with w give dw and DCOL, and what carries each image's block of DCOL back into dx?
     const struct conv_dims *d = &b->d;
-    long xs = (long)d->c * d->h * d->w, ld = m * d->P;
+    long xs = (long)d->c * d->h * d->w, ld = m * d->P;  // ld: the width of DY and COL
+    // BEGIN SOLUTION task 8.2: which GEMMs of DY with each image's COL and with w give dw and DCOL, and what carries each image's block of DCOL back into dx?
     if (dw) {
         for (int j = 0; j < m; j++)
             im2col(b->x + (first + j) * xs, d->c, d->h, d->w, d->kh, d->kw, d->stride, d->pad,
@@ -559,7 +561,7 @@ static int im2col_products(const struct conv_back *b, int first, int m, float *c
             col2im(col + j * d->P, ld, d->c, d->h, d->w, d->kh, d->kw, d->stride, d->pad,
                    b->dx + (first + j) * xs);
     }
-    // stub: (void)b; (void)first; (void)m; (void)col; (void)dy; (void)dw;
+    // stub: (void)first; (void)col; (void)dy; (void)dw; (void)xs; (void)ld;
     // END SOLUTION
     return 0;
 }
