@@ -186,7 +186,7 @@ help:
 	@echo "                       PyTorch's step op by op, in its fastest arrangement;"
 	@echo "                       memory: peak memory, arena and planned;"
 	@echo "                       inspect: conv1's filters and feature maps after a short run;"
-	@echo "                       CONV=auto|im2col|implicit|direct|winograd (make stage-08 help: all)"
+	@echo "                       CONV=PATH (the paths: build/stage-08/run_cnn --help)"
 	@echo "  make stage-09 run    train the MLP through the compiler (common/lazy/): the step"
 	@echo "                       as a graph, fused, written as C and compiled; stage-09 bench:"
 	@echo "                       beside the eager tape; kernels: print every generated kernel"
@@ -227,7 +227,7 @@ help:
 	@echo "                   a list for the benches)  EPOCHS=N  DATA_DIR=DIR"
 	@echo "                   MEMORY=arena|planned (where a step's tensors live; a list for"
 	@echo "                   the benches)"
-	@echo "  stage 08: CONV=auto|im2col|implicit|direct|winograd (a list for the bench)"
+	@echo "  stage 08: CONV=PATH (a list for the bench; the paths: build/stage-08/run_cnn --help)"
 	@echo "  stage 09: LAZY_CACHE=DIR (the generated kernels' cache, default build/lazy-cache)"
 	@echo
 	@echo "OpenBLAS's best path on machines that set OPENBLAS_CORETYPE:"

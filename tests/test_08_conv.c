@@ -153,7 +153,13 @@ enum conv_op { PLAIN, FUSED, RELU_AFTER, POOLED, POOL_AFTER };
 static const struct gemm_backend *backend;
 static const struct gemm_context *kernels;
 
-static struct conv_result run_conv(const struct conv_case *k, enum conv_path path,
+// Path p's name, as the table spells it, for messages.
+static const char *path_name(enum conv_path_id p)
+{
+    return conv_path_name(conv_path_of(p));
+}
+
+static struct conv_result run_conv(const struct conv_case *k, enum conv_path_id path,
                                    enum conv_op how, const float *xf, const float *wf,
                                    const float *bf, const float *dyf)
 {
@@ -167,7 +173,7 @@ static struct conv_result run_conv(const struct conv_case *k, enum conv_path pat
     memcpy(b->data, bf, sizeof(float) * (size_t)b->size);
     struct tape_config c = tape_config_default();
     c.gemm = backend;
-    c.conv = path;
+    c.conv = conv_path_of(path);
     if (kernels)
         c.kernels = *kernels;
     struct tape *t = tape_new(&c);
@@ -413,7 +419,7 @@ static void expect_fd(const char *what, loss_fn *loss, const struct conv_case *k
     free(num);
 }
 
-static void check_backward(const struct conv_case *k, enum conv_path path, uint64_t seed)
+static void check_backward(const struct conv_case *k, enum conv_path_id path, uint64_t seed)
 {
     float *xf = filled(x_size(k), seed), *wf = filled(w_size(k), seed + 1),
           *bf = filled(k->oc, seed + 2), *dyf = filled(y_size(k), seed + 3);
@@ -525,17 +531,17 @@ static void check_golden(const char *file, int stride, int pad)
     struct conv_case k = {gx->shape[0], gx->shape[1], gx->shape[2], gx->shape[3], gw->shape[0],
                           gw->shape[2], gw->shape[3], stride, pad};
     cr_assert_eq(y_size(&k), gdy->size, "%s: the stride or padding does not match", file);
-    const enum conv_path paths[] = {CONV_AUTO, CONV_IM2COL, CONV_1X1, CONV_DIRECT};
+    const enum conv_path_id paths[] = {CONV_AUTO, CONV_IM2COL, CONV_1X1, CONV_DIRECT};
     for (int p = 0; p < 4; p++) {
         struct conv_result r = run_conv(&k, paths[p], PLAIN, gx->v, gw->v, gb->v, gdy->v);
         char what[64];
-        snprintf(what, sizeof what, "%s (%s) y", file, conv_path_name(paths[p]));
+        snprintf(what, sizeof what, "%s (%s) y", file, path_name(paths[p]));
         expect_close(what, r.y, find(&s, "y"));
-        snprintf(what, sizeof what, "%s (%s) grad_x", file, conv_path_name(paths[p]));
+        snprintf(what, sizeof what, "%s (%s) grad_x", file, path_name(paths[p]));
         expect_close(what, r.dx, find(&s, "grad_x"));
-        snprintf(what, sizeof what, "%s (%s) grad_w", file, conv_path_name(paths[p]));
+        snprintf(what, sizeof what, "%s (%s) grad_w", file, path_name(paths[p]));
         expect_close(what, r.dw, find(&s, "grad_w"));
-        snprintf(what, sizeof what, "%s (%s) grad_bias", file, conv_path_name(paths[p]));
+        snprintf(what, sizeof what, "%s (%s) grad_bias", file, path_name(paths[p]));
         expect_close(what, r.db, find(&s, "grad_bias"));
         result_free(&r);
     }
@@ -590,7 +596,7 @@ enum { PATH_SHAPES = sizeof path_shapes / sizeof path_shapes[0] };
 
 Test(conv, every_path_agrees_with_im2col, .timeout = 120)
 {
-    const enum conv_path paths[] = {CONV_AUTO, CONV_1X1, CONV_DIRECT, CONV_IMPLICIT,
+    const enum conv_path_id paths[] = {CONV_AUTO, CONV_1X1, CONV_DIRECT, CONV_IMPLICIT,
                                     CONV_WINOGRAD};
     for (int s = 0; s < PATH_SHAPES; s++) {
         const struct conv_case *k = &path_shapes[s];
@@ -602,7 +608,7 @@ Test(conv, every_path_agrees_with_im2col, .timeout = 120)
             for (int p = 0; p < 5; p++) {
                 struct conv_result got = run_conv(k, paths[p], how, xf, wf, bf, dyf);
                 char what[64];
-                snprintf(what, sizeof what, "%s path%s", conv_path_name(paths[p]),
+                snprintf(what, sizeof what, "%s path%s", path_name(paths[p]),
                          relu ? " with ReLU" : "");
                 expect_same_result(what, k, &want, &got);
                 result_free(&got);
@@ -648,7 +654,7 @@ Test(conv, every_gemm_backend_agrees, .timeout = 120)
 // gradients, forward and backward, on every path.
 Test(conv, fused_relu_equals_conv_then_relu)
 {
-    const enum conv_path paths[] = {CONV_IM2COL, CONV_1X1, CONV_DIRECT, CONV_IMPLICIT,
+    const enum conv_path_id paths[] = {CONV_IM2COL, CONV_1X1, CONV_DIRECT, CONV_IMPLICIT,
                                     CONV_WINOGRAD};
     for (int s = 0; s < PATH_SHAPES; s++) {
         const struct conv_case *k = &path_shapes[s];
@@ -659,7 +665,7 @@ Test(conv, fused_relu_equals_conv_then_relu)
             struct conv_result got = run_conv(k, paths[p], FUSED, xf, wf, bf, dyf);
             char what[64];
             snprintf(what, sizeof what, "conv2d_relu against conv2d, relu (%s)",
-                     conv_path_name(paths[p]));
+                     path_name(paths[p]));
             expect_same_result(what, k, &want, &got);
             cr_assert(memcmp(want.y, got.y, sizeof(float) * (size_t)y_size(k)) == 0,
                       "%s: the outputs differ in their bits", what);
@@ -709,7 +715,7 @@ static void expect_same_bits(const char *what, const float *want, const float *g
 // the same bits forward and backward, on every path.
 Test(conv, fused_pool_equals_conv_relu_then_pool, .timeout = 120)
 {
-    const enum conv_path paths[] = {CONV_AUTO,     CONV_IM2COL,  CONV_1X1,
+    const enum conv_path_id paths[] = {CONV_AUTO,     CONV_IM2COL,  CONV_1X1,
                                     CONV_DIRECT,   CONV_IMPLICIT, CONV_WINOGRAD};
     for (int s = 0; s < POOL_SHAPES; s++) {
         const struct conv_case *k = &pool_shapes[s];
@@ -730,7 +736,7 @@ Test(conv, fused_pool_equals_conv_relu_then_pool, .timeout = 120)
                          {"dbias", want.db, got.db, k->oc}};
             for (int j = 0; j < 4; j++) {
                 snprintf(what, sizeof what, "%s, %s path: fused %s", shape,
-                         conv_path_name(paths[p]), parts[j].name);
+                         path_name(paths[p]), parts[j].name);
                 expect_same_bits(what, parts[j].want, parts[j].got, parts[j].n);
             }
             result_free(&want);
@@ -786,7 +792,7 @@ static double pooled_loss(const struct conv_case *k, const double *x, const doub
 // per shape.
 Test(conv, fused_pool_finite_differences, .timeout = 300)
 {
-    const enum conv_path paths[] = {CONV_IM2COL, CONV_1X1, CONV_DIRECT, CONV_IMPLICIT,
+    const enum conv_path_id paths[] = {CONV_IM2COL, CONV_1X1, CONV_DIRECT, CONV_IMPLICIT,
                                     CONV_WINOGRAD};
     for (int s = 0; s < POOL_SHAPES - 1; s++) {  // the last is the network's 32 filters: slow
         const struct conv_case *k = &pool_shapes[s];
@@ -809,7 +815,7 @@ Test(conv, fused_pool_finite_differences, .timeout = 300)
             struct conv_result r = run_conv(k, paths[p], POOLED, xf, wf, bf, dyf);
             for (long j = 0; j < pooled_size(k); j++)
                 cr_assert(fabs(r.y[j] - want[j]) <= 1e-5 * (fabs(want[j]) + 1.0),
-                          "%s path: pooled y[%ld] = %.9g, want %.9g", conv_path_name(paths[p]), j,
+                          "%s path: pooled y[%ld] = %.9g, want %.9g", path_name(paths[p]), j,
                           r.y[j], want[j]);
             expect_near_fd("dx", k, num_dx, x_size(k), r.dx);
             expect_near_fd("dw", k, num_dw, w_size(k), r.dw);
@@ -2181,49 +2187,59 @@ Test(conv, winograd_layouts_equal_the_plain_loops)
     isa_force(isa_best());
 }
 
+// The path conv_choose takes for this shape when the tape asks for want.
+static enum conv_path_id chosen(enum conv_path_id want, int c, int h, int w, int oc, int kh,
+                                int kw, int stride, int pad)
+{
+    struct conv_shape s = {c, h, w, oc, kh, kw, stride, pad};
+    return conv_path_id(conv_choose(conv_path_of(want), &s));
+}
+
 Test(conv, choose_parse_and_name_paths)
 {
     // By shape: 1×1 → 1x1; 3×3 stride 1 over ≤ 4 channels → direct, over
     // more → winograd; stride 1 without padding → implicit; else im2col.
-    cr_assert_eq(conv_choose(CONV_AUTO, 32, 13, 13, 64, 1, 1, 1, 0), CONV_1X1);
-    cr_assert_eq(conv_choose(CONV_AUTO, 1, 28, 28, 32, 3, 3, 1, 0), CONV_DIRECT);
-    cr_assert_eq(conv_choose(CONV_AUTO, 4, 28, 28, 32, 3, 3, 1, 1), CONV_DIRECT);
-    cr_assert_eq(conv_choose(CONV_AUTO, 32, 13, 13, 64, 3, 3, 1, 0), CONV_WINOGRAD);
-    cr_assert_eq(conv_choose(CONV_AUTO, 32, 13, 13, 64, 3, 3, 1, 1), CONV_WINOGRAD);
-    cr_assert_eq(conv_choose(CONV_AUTO, 32, 13, 13, 64, 3, 3, 2, 0), CONV_IM2COL);
-    cr_assert_eq(conv_choose(CONV_AUTO, 32, 13, 13, 64, 5, 5, 1, 0), CONV_IMPLICIT);
-    cr_assert_eq(conv_choose(CONV_AUTO, 32, 13, 13, 64, 3, 3, 2, 1), CONV_IM2COL);
-    cr_assert_eq(conv_choose(CONV_AUTO, 1, 28, 28, 32, 3, 3, 2, 0), CONV_IM2COL);
-    cr_assert_eq(conv_choose(CONV_AUTO, 1, 28, 28, 32, 5, 5, 1, 2), CONV_IM2COL);
-    cr_assert_eq(conv_choose(CONV_AUTO, 3, 28, 28, 32, 1, 1, 2, 0), CONV_IM2COL);
+    cr_assert_eq(chosen(CONV_AUTO, 32, 13, 13, 64, 1, 1, 1, 0), CONV_1X1);
+    cr_assert_eq(chosen(CONV_AUTO, 1, 28, 28, 32, 3, 3, 1, 0), CONV_DIRECT);
+    cr_assert_eq(chosen(CONV_AUTO, 4, 28, 28, 32, 3, 3, 1, 1), CONV_DIRECT);
+    cr_assert_eq(chosen(CONV_AUTO, 32, 13, 13, 64, 3, 3, 1, 0), CONV_WINOGRAD);
+    cr_assert_eq(chosen(CONV_AUTO, 32, 13, 13, 64, 3, 3, 1, 1), CONV_WINOGRAD);
+    cr_assert_eq(chosen(CONV_AUTO, 32, 13, 13, 64, 3, 3, 2, 0), CONV_IM2COL);
+    cr_assert_eq(chosen(CONV_AUTO, 32, 13, 13, 64, 5, 5, 1, 0), CONV_IMPLICIT);
+    cr_assert_eq(chosen(CONV_AUTO, 32, 13, 13, 64, 3, 3, 2, 1), CONV_IM2COL);
+    cr_assert_eq(chosen(CONV_AUTO, 1, 28, 28, 32, 3, 3, 2, 0), CONV_IM2COL);
+    cr_assert_eq(chosen(CONV_AUTO, 1, 28, 28, 32, 5, 5, 1, 2), CONV_IM2COL);
+    cr_assert_eq(chosen(CONV_AUTO, 3, 28, 28, 32, 1, 1, 2, 0), CONV_IM2COL);
     // Asked for, with the fallback to im2col for shapes a path cannot take.
-    cr_assert_eq(conv_choose(CONV_DIRECT, 32, 13, 13, 64, 3, 3, 1, 0), CONV_DIRECT);
-    cr_assert_eq(conv_choose(CONV_DIRECT, 32, 13, 13, 64, 5, 5, 1, 0), CONV_IM2COL);
-    cr_assert_eq(conv_choose(CONV_1X1, 32, 13, 13, 64, 3, 3, 1, 0), CONV_IM2COL);
-    cr_assert_eq(conv_choose(CONV_IM2COL, 32, 13, 13, 64, 1, 1, 1, 0), CONV_IM2COL);
-    cr_assert_eq(conv_choose(CONV_IMPLICIT, 3, 28, 28, 32, 5, 5, 2, 1), CONV_IMPLICIT);
-    cr_assert_eq(conv_choose(CONV_WINOGRAD, 1, 28, 28, 32, 3, 3, 1, 0), CONV_WINOGRAD);
-    cr_assert_eq(conv_choose(CONV_WINOGRAD, 3, 28, 28, 32, 5, 5, 1, 2), CONV_IMPLICIT);
-    cr_assert_eq(conv_choose(CONV_WINOGRAD, 3, 28, 28, 32, 3, 3, 2, 1), CONV_IMPLICIT);
+    cr_assert_eq(chosen(CONV_DIRECT, 32, 13, 13, 64, 3, 3, 1, 0), CONV_DIRECT);
+    cr_assert_eq(chosen(CONV_DIRECT, 32, 13, 13, 64, 5, 5, 1, 0), CONV_IM2COL);
+    cr_assert_eq(chosen(CONV_1X1, 32, 13, 13, 64, 3, 3, 1, 0), CONV_IM2COL);
+    cr_assert_eq(chosen(CONV_IM2COL, 32, 13, 13, 64, 1, 1, 1, 0), CONV_IM2COL);
+    cr_assert_eq(chosen(CONV_IMPLICIT, 3, 28, 28, 32, 5, 5, 2, 1), CONV_IMPLICIT);
+    cr_assert_eq(chosen(CONV_WINOGRAD, 1, 28, 28, 32, 3, 3, 1, 0), CONV_WINOGRAD);
+    cr_assert_eq(chosen(CONV_WINOGRAD, 3, 28, 28, 32, 5, 5, 1, 2), CONV_IMPLICIT);
+    cr_assert_eq(chosen(CONV_WINOGRAD, 3, 28, 28, 32, 3, 3, 2, 1), CONV_IMPLICIT);
     // The path is the tape's: two tapes in one program keep their own.
     struct tape_config direct = tape_config_default(), im2col = direct;
-    direct.conv = CONV_DIRECT;
-    im2col.conv = CONV_IM2COL;
+    direct.conv = conv_path_of(CONV_DIRECT);
+    im2col.conv = conv_path_of(CONV_IM2COL);
     struct tape *a = tape_new(&direct), *b = tape_new(&im2col), *c = tape_new(NULL);
-    cr_assert_eq(tape_config(a)->conv, CONV_DIRECT);
-    cr_assert_eq(tape_config(b)->conv, CONV_IM2COL);
-    cr_assert_eq(tape_config(c)->conv, CONV_AUTO);
+    cr_assert_eq(tape_config(a)->conv, conv_path_of(CONV_DIRECT));
+    cr_assert_eq(tape_config(b)->conv, conv_path_of(CONV_IM2COL));
+    cr_assert_eq(tape_config(c)->conv, NULL);
     tape_free(a);
     tape_free(b);
     tape_free(c);
-    const char *names[] = {"auto", "im2col", "1x1", "direct", "implicit", "winograd"};
-    for (int p = 0; p < 6; p++) {
-        enum conv_path got;
-        cr_assert_eq(conv_parse_path(names[p], &got), 0);
-        cr_assert_eq(got, (enum conv_path)p);
-        cr_assert_str_eq(conv_path_name(got), names[p]);
+    // Each row's name parses back to its row; auto is no row (NULL).
+    for (int p = CONV_AUTO; p < CONV_PATHS; p++) {
+        const struct conv_path *row = conv_path_of((enum conv_path_id)p);
+        enum conv_path_id got;
+        cr_assert_eq(row == NULL, p == CONV_AUTO);
+        cr_assert_eq(conv_parse_path(conv_path_name(row), &got), 0);
+        cr_assert_eq(got, (enum conv_path_id)p);
+        cr_assert_eq(conv_path_id(row), (enum conv_path_id)p);
     }
-    enum conv_path got = CONV_DIRECT;
+    enum conv_path_id got = CONV_DIRECT;
     cr_assert_eq(conv_parse_path("fft", &got), -1);
     cr_assert_eq(conv_parse_path(NULL, &got), -1);
     cr_assert_eq(got, CONV_DIRECT);
@@ -2423,7 +2439,7 @@ Test(conv, same_bits_on_one_and_two_threads)
     enum { N = 37 };  // runs of two and three images for dW, on either count
     float *images = filled((long)N * 12 * 11, 77);
     int threads = omp_get_max_threads();
-    const enum conv_path paths[] = {CONV_AUTO,   CONV_IM2COL,   CONV_1X1,
+    const enum conv_path_id paths[] = {CONV_AUTO,   CONV_IM2COL,   CONV_1X1,
                                     CONV_DIRECT, CONV_IMPLICIT, CONV_WINOGRAD};
     for (int pf = 0; pf < 12; pf++) {
         int p = pf % 6, fused = pf / 6;
@@ -2433,7 +2449,7 @@ Test(conv, same_bits_on_one_and_two_threads)
             omp_set_num_threads(run + 1);
             struct tiny m = tiny_new();
             struct tape_config c = tape_config_default();
-            c.conv = paths[p];
+            c.conv = conv_path_of(paths[p]);
             struct tape *t = tape_new(&c);
             tiny_step(t, &m, images, N, fused);
             struct tensor *ps[6] = {m.w1, m.b1, m.w2, m.b2, m.w3, m.b3};
@@ -2446,7 +2462,7 @@ Test(conv, same_bits_on_one_and_two_threads)
         for (int i = 0; i < 6; i++)
             cr_assert(memcmp(grads[0][i], grads[1][i], sizeof grads[0][i]) == 0,
                       "%s path%s: parameter %d's gradient differs on 1 and 2 threads",
-                      conv_path_name(paths[p]), fused ? ", pooling fused" : "", i);
+                      path_name(paths[p]), fused ? ", pooling fused" : "", i);
     }
     free(images);
 }
@@ -2688,7 +2704,7 @@ Test(nn_cnn, forward_shapes_gradients_and_a_bad_width)
 Test(nn_cnn, fused_and_unfused_poolings_give_the_same_bits)
 {
     enum { N = 5 };
-    const enum conv_path paths[] = {CONV_IM2COL, CONV_DIRECT, CONV_AUTO};
+    const enum conv_path_id paths[] = {CONV_IM2COL, CONV_DIRECT, CONV_AUTO};
     char err[256];
     for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
         float logits[3][N * 10];
@@ -2698,7 +2714,7 @@ Test(nn_cnn, fused_and_unfused_poolings_give_the_same_bits)
             struct nn_model m;
             cr_assert_eq(nn_cnn_init(&m, 5, err, sizeof err), 0, "%s", err);
             struct tape_config config = tape_config_default();
-            config.conv = paths[p];
+            config.conv = conv_path_of(paths[p]);
             config.fused_pools = fused;
             struct tape *t = tape_new(&config);
             struct tensor *x = tensor_new(t, 2, (int[]){N, 784});
@@ -2721,12 +2737,12 @@ Test(nn_cnn, fused_and_unfused_poolings_give_the_same_bits)
         }
         for (int fused = 1; fused < 3; fused++) {
             cr_assert(memcmp(logits[fused], logits[0], sizeof logits[0]) == 0,
-                      "%s path, %d fused: other logits", conv_path_name(paths[p]), fused);
+                      "%s path, %d fused: other logits", path_name(paths[p]), fused);
             for (int i = 0; i < 8; i++)
                 cr_assert(memcmp(grads[fused][i], grads[0][i], sizeof(float) * (size_t)size[i]) ==
                               0,
                           "%s path, %d fused: parameter %d's gradient differs",
-                          conv_path_name(paths[p]), fused, i);
+                          path_name(paths[p]), fused, i);
         }
         for (int fused = 0; fused < 3; fused++)
             for (int i = 0; i < 8; i++)
@@ -2745,7 +2761,7 @@ struct cnn_fixture {
     struct trainer tr;
 };
 
-static void cnn_fixture_init_memory(struct cnn_fixture *f, enum conv_path path, int batch,
+static void cnn_fixture_init_memory(struct cnn_fixture *f, enum conv_path_id path, int batch,
                                     uint64_t seed, enum memory_mode memory)
 {
     char err[4096];
@@ -2756,7 +2772,7 @@ static void cnn_fixture_init_memory(struct cnn_fixture *f, enum conv_path path, 
     f->o = optim_new(&c, f->m.params, f->m.nparams);
     cr_assert_not_null(f->o);
     struct tape_config config = tape_config_default();
-    config.conv = path;
+    config.conv = conv_path_of(path);
     config.memory = memory;
     cr_assert_eq(trainer_init(&f->tr, &config, batch, f->ds.train.pixels, f->ds.train.count, err,
                               sizeof err),
@@ -2764,7 +2780,7 @@ static void cnn_fixture_init_memory(struct cnn_fixture *f, enum conv_path path, 
     f->tr.progress = 0;
 }
 
-static void cnn_fixture_init(struct cnn_fixture *f, enum conv_path path, int batch,
+static void cnn_fixture_init(struct cnn_fixture *f, enum conv_path_id path, int batch,
                              uint64_t seed)
 {
     cnn_fixture_init_memory(f, path, batch, seed, tape_config_default().memory);
@@ -2808,7 +2824,7 @@ Test(nn_cnn, steps_lower_the_loss_on_a_fixed_batch, .timeout = 300)
 }
 
 // Every parameter's floats after two steps on the sample's first batches.
-static float *cnn_params_after_steps(int threads, enum conv_path path, enum memory_mode memory,
+static float *cnn_params_after_steps(int threads, enum conv_path_id path, enum memory_mode memory,
                                      long *count)
 {
     omp_set_num_threads(threads);
@@ -2830,7 +2846,7 @@ static float *cnn_params_after_steps(int threads, enum conv_path path, enum memo
     return all;
 }
 
-static void cnn_same_bits(enum conv_path path)
+static void cnn_same_bits(enum conv_path_id path)
 {
     int before = omp_get_max_threads();
     long n1, n2;
@@ -2840,7 +2856,7 @@ static void cnn_same_bits(enum conv_path path)
     cr_assert_eq(n1, n2);
     long first = first_difference(one, two, n1);
     cr_assert_eq(first, -1, "%s path: parameter float %ld differs: %.9g on 1 thread, %.9g on 2",
-                 conv_path_name(path), first, first >= 0 ? (double)one[first] : 0.0,
+                 path_name(path), first, first >= 0 ? (double)one[first] : 0.0,
                  first >= 0 ? (double)two[first] : 0.0);
     free(one);
     free(two);
@@ -3134,15 +3150,15 @@ Test(isa, a_scalar_context_runs_no_vector_kernel, .timeout = 300)
     cr_assert_eq(dataset_load("sample", NULL, &ds, err, sizeof err), 0, "%s", err);
     // The CNN: every convolution path, its pooling fused into the
     // convolutions and not.
-    static const enum conv_path paths[] = {CONV_AUTO,   CONV_IM2COL,   CONV_1X1,
+    static const enum conv_path_id paths[] = {CONV_AUTO,   CONV_IM2COL,   CONV_1X1,
                                            CONV_DIRECT, CONV_IMPLICIT, CONV_WINOGRAD};
     for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++)
         for (int fused = 0; fused <= NN_CNN_FUSED; fused += NN_CNN_FUSED) {
             struct tape_config c = tape_config_default();
-            c.conv = paths[p];
+            c.conv = conv_path_of(paths[p]);
             c.fused_pools = fused;
             char what[96];
-            snprintf(what, sizeof what, "the CNN on %s, %s pooling", conv_path_name(paths[p]),
+            snprintf(what, sizeof what, "the CNN on %s, %s pooling", path_name(paths[p]),
                      fused ? "fused" : "separate");
             scalar_step(what, 1, &c, &ds);
         }

@@ -15,7 +15,7 @@
 #include "args.h"
 #include "bench.h"
 #include "blas.h"
-#include "conv.h"
+#include "conv_flags.h"
 #include "conv_direct.h"
 #include "cpu.h"
 #include "flags.h"
@@ -1389,7 +1389,7 @@ Test(flags, a_save_into_a_missing_directory_fails_before_training)
 static void direct_conv_on_a_tape(float *y)
 {
     struct tape_config c = tape_config_default();
-    c.conv = CONV_DIRECT;
+    c.conv = conv_path_of(CONV_DIRECT);
     struct tape *t = tape_new(&c);
     struct tensor *x = tensor_param(4, (int[]){1, 2, 9, 21});
     struct tensor *w = tensor_param(4, (int[]){3, 2, 3, 3}), *b = tensor_param(1, (int[]){3});

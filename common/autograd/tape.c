@@ -47,7 +47,7 @@ struct tape_config tape_config_default(void)
     struct gemm_context kernels = gemm_context_default();
     return (struct tape_config){.gemm = NULL,
                                 .kernels = kernels,
-                                .conv = CONV_AUTO,
+                                .conv = NULL,
                                 .isa = kernels.kernel.isa,
                                 .memory = MEMORY_PLANNED,
                                 .fused_pools = -1};

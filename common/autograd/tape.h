@@ -10,6 +10,7 @@
 #include "tensor.h"
 
 struct arena;
+struct conv_path;  // a row of common/conv's table of paths (conv.h)
 struct tape;
 struct tape_node;
 
@@ -43,10 +44,6 @@ struct tape_node {
 // tape_node.needs: the backward reads in[0]'s, in[1]'s, in[2]'s or out's data.
 enum { NEEDS_IN0 = 1, NEEDS_IN1 = 2, NEEDS_IN2 = 4, NEEDS_OUT = 8 };
 
-// How the convolutions of common/conv compute (conv.h says what each path
-// does). The choice is the tape's, so it is declared here, below conv.h.
-enum conv_path { CONV_AUTO, CONV_IM2COL, CONV_1X1, CONV_DIRECT, CONV_IMPLICIT, CONV_WINOGRAD };
-
 // listing: tape_config
 // The run-time choices the ops read from their tape: the same model, another
 // way to compute it. Two tapes in one program can differ, so a benchmark or a
@@ -56,7 +53,7 @@ struct tape_config {
     struct gemm_context kernels;      // the GEMM's micro-kernel, its blocking
                                       // and Strassen rule, for every backend
                                       // and convolution path built on them
-    enum conv_path conv;              // every convolution; CONV_AUTO: by shape
+    const struct conv_path *conv;     // every convolution (conv.h); NULL: by shape
     enum isa isa;                     // the ops' own loops: elementwise, pooling,
                                       // the direct and Winograd convolutions,
                                       // and the optimizer that follows the tape

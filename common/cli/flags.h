@@ -14,7 +14,7 @@
 //
 // The flags several programs share are made by functions, so that each has
 // one spelling and one line of help everywhere: flag_isa, flag_threads ...
-// below; gemm_backend_flag (gemm_flags.h), conv_path_flag (conv.h) and
+// below; gemm_backend_flag (gemm_flags.h), conv_path_flag (conv_flags.h) and
 // tape_memory_flag (tape_flags.h) for --gemm, --conv and --memory;
 // train_flags_add (train_flags.h) for the training drivers'. This file
 // knows nothing of what the names mean: a choice is an index into its list

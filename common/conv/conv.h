@@ -1,7 +1,6 @@
 #ifndef CONV_H
 #define CONV_H
 
-#include "flags.h"
 #include "tape.h"
 
 // Convolutions and pooling on the tape, for chapter 8's network. Images are
@@ -17,32 +16,56 @@
 //   y[i][o][r][q] = bias[o] + Σ_{ch,u,v} w[o][ch][u][v]·x[i][ch][r·s+u−p][q·s+v−p]
 //   (terms outside the image are zero).
 
-// How op_conv2d computes (enum conv_path, in tape.h): chosen by shape
-// (auto), or as the tape's config says.
-//   im2col  the image's patches copied into a matrix, one GEMM (col2im for dx)
-//   1x1     a 1×1, stride-1, unpadded convolution is a GEMM on x as it lies
-//   direct  a 3×3 kernel in SIMD registers, no copy (stride 1)
-//   implicit  im2col's GEMMs with the col matrix never written: the GEMM
-//           packs its panels straight from the images (conv_implicit.h)
-//   winograd  a 3×3 at stride 1 in four times fewer multiplications, F(4×4,
-//           3×3): 36 GEMMs over transformed tiles (conv_winograd.h), and
-//           its backward back through the same transforms
+// How op_conv2d computes: a row of conv_path.c's table per path, chosen
+// by shape (auto) or as the tape's config says (tape_config.conv). The
+// rows, the names a program's --conv takes and the lines its --help shows
+// all come from that table (`run_cnn --help` lists them).
+enum conv_path_id { CONV_AUTO, CONV_IM2COL, CONV_1X1, CONV_DIRECT, CONV_IMPLICIT, CONV_WINOGRAD,
+                    CONV_PATHS };
 
-// "auto", "im2col", "1x1", "direct", "implicit", "winograd"; 0 and *out
-// set, or -1.
-int conv_parse_path(const char *name, enum conv_path *out);
-const char *conv_path_name(enum conv_path p);
-// The names above in enum order, then NULL (for a flag's list of choices).
-const char *const *conv_path_names(void);
-// --conv PATH: *path becomes an enum conv_path (0, auto, when not given).
-// --conv A,B for the benchmarks: the paths named, in order.
-struct flag conv_path_flag(int *path);
-struct flag conv_paths_flag(struct flag_list *paths);
-// The path op_conv2d takes for this shape when the tape wants `want`: by
-// shape for CONV_AUTO; a path that cannot take the shape (direct with a 5×5
-// filter) falls back to im2col (winograd to implicit).
-enum conv_path conv_choose(enum conv_path want, int c, int h, int w, int oc, int kh, int kw,
-                           int stride, int pad);
+// A convolution's shape, as conv_choose and a path's takes read it: c
+// channels of h×w in, oc filters of kh×kw, stride and pad.
+struct conv_shape {
+    int c, h, w, oc, kh, kw, stride, pad;
+};
+
+struct conv_dims;
+struct conv_forward_call;
+struct conv_back;
+
+// One way to compute the convolution (conv2d.c's shared opening calls it):
+//   takes     1 when the path computes this shape
+//   scratch   floats each thread needs beside DY for a run of images in
+//             the backward (d is conv2d_parts.h's)
+//   forward   y, its bias, fused ReLU or pooling; 0, or -1 with the tape's
+//             error set
+//   backward  dx, dw and dbias; 0, or -1 with the tape's error set
+//   instead   the path taken when this one does not take the shape
+// The "auto" row has no functions: it names the choice by shape.
+struct conv_path {
+    const char *name;
+    const char *about;
+    int (*takes)(const struct conv_shape *s);
+    long (*scratch)(const struct conv_dims *d, const struct gemm_context *gemm);
+    int (*forward)(const struct conv_forward_call *f);
+    int (*backward)(struct conv_back *b);
+    enum conv_path_id instead;
+};
+
+// The row of id; NULL for CONV_AUTO (a tape_config's conv: by shape).
+const struct conv_path *conv_path_of(enum conv_path_id id);
+// The id of a row (CONV_AUTO for NULL).
+enum conv_path_id conv_path_id(const struct conv_path *p);
+// "auto" for NULL, else p->name.
+const char *conv_path_name(const struct conv_path *p);
+// The table's line about id (for a flag's choices).
+const char *conv_path_about(enum conv_path_id id);
+// The id of the path called name; 0 and *out set, or -1.
+int conv_parse_path(const char *name, enum conv_path_id *out);
+// The path op_conv2d takes for shape s when the tape wants `want`: by shape
+// for NULL (auto); a path that cannot take the shape falls back to its row's
+// `instead` (direct with a 5×5 filter to im2col, winograd to implicit).
+const struct conv_path *conv_choose(const struct conv_path *want, const struct conv_shape *s);
 
 // The convolution above as one tape node; its backward makes dx, dw and
 // dbias. NULL with the tape's error set on a bad shape (naming the op and

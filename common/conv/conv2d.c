@@ -1,19 +1,22 @@
-// The convolution as one tape node, five ways (conv.h): im2col + GEMM, the
-// 1×1 GEMM on x in place, the direct 3×3 kernel, the implicit GEMM (the
-// im2col path's GEMMs with no col matrix, conv_implicit.h) and Winograd's
-// F(4×4, 3×3) (conv_winograd.h), whose backward goes back through its own
-// transforms. The backward of the others goes through the GEMMs of the
-// im2col path, but for the direct path's dW, which its own kernel makes
-// (conv_direct.h), and the implicit path's dW, which packs COLᵀ from x as
-// its forward packs COL, and its dx, whose GEMM goes a few micro-panels at
-// a time, each image added into dx as soon as it is whole. Optionally fused
-// with ReLU, or with ReLU and 2×2 max pooling (op_conv2d_relu_maxpool2).
+// The convolution as one tape node: a shared opening (the shapes checked,
+// the output and the saved ints made, the path chosen) and one call through
+// the chosen row of conv_path.c's table, whose forwards and backwards are
+// below: im2col + GEMM, the 1×1 GEMM on x in place, the direct 3×3 kernel,
+// the implicit GEMM (the im2col path's GEMMs with no col matrix,
+// conv_implicit.h) and Winograd's F(4×4, 3×3) (conv_winograd.h), whose
+// backward goes back through its own transforms. The backward of the
+// others goes through the GEMMs of the im2col path, but for the direct
+// path's dW, which its own kernel makes (conv_direct.h), and the implicit
+// path's dW, which packs COLᵀ from x as its forward packs COL, and its dx,
+// whose GEMM goes a few micro-panels at a time, each image added into dx as
+// soon as it is whole. Optionally fused with ReLU, or with ReLU and 2×2 max
+// pooling (op_conv2d_relu_maxpool2).
 //
 // Threads. Images are independent. The batch is cut into GROUPS fixed runs
 // of images (fixed by n, never by the thread count), and each run goes to
 // one thread from start to end: on the im2col path its forward is one GEMM
 // over the run's images side by side (forward_run), and its backward one
-// GEMM for dW and one for the data gradient (backward_run). The direct and
+// GEMM for dW and one for the data gradient (im2col_products). The direct and
 // 1×1 forwards go image by image. The GEMMs are called from inside the
 // parallel region; gemm() then runs on the calling thread alone (it opens no
 // region of its own inside another) and gives the same bits as on any
@@ -52,12 +55,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "conv.h"
-#include "conv_direct.h"
+#include "conv2d_parts.h"
 #include "conv_implicit.h"
 #include "conv_winograd.h"
-#include "pool_row.h"
-#include "vec.h"
 
 // The direct path makes dW with its own kernel (conv_dw_fn) when the GEMM
 // would have n = K = c·9 below this, narrower than the micro-kernel's tile
@@ -71,13 +71,6 @@ enum { DW_KERNEL_K = 32 };
 // pooled element) or, with ReLU fused alone, the ReLU's mask (relu_mask).
 enum { SAVED_STRIDE, SAVED_PAD, SAVED_POOL, SAVED_PATH, SAVED_COUNT };
 enum { KEPT_AT = 64 };
-
-// The sizes of one convolution, from its tensors.
-struct conv_dims {
-    int n, c, h, w, oc, kh, kw, oh, ow, stride, pad;
-    long K, P;  // the GEMM's k = c·kh·kw and n = oh·ow
-    int ph, pw; // the pooled output's sides, oh/2 and ow/2, when pooled
-};
 
 // The sizes conv_implicit.h takes.
 static struct conv_geom geom_of(const struct conv_dims *d, const struct gemm_context *gemm)
@@ -158,18 +151,6 @@ static void keep_mask(const struct vec_kernels *v, const struct conv_dims *d, co
         v->relu_mask(d->P, mi + o * mask_row(d->P), yi + o * d->P);
 }
 // end listing
-
-// Where the forward puts its output: y (n×oc×oh×ow), with the bias added
-// and, with ReLU fused, clipped; or, with the pooling fused too, the pooled
-// y (n×oc×ph×pw) and its codes.
-struct conv_out {
-    float *y;
-    unsigned char *code;  // NULL: no pooling
-    int relu;
-    uint8_t *mask;        // with ReLU fused alone and recording: its mask, else NULL
-    const struct vec_kernels *vec;
-    relu_pool_plane_fn *pool_plane;
-};
 
 // listing: conv_image_out
 // Image i's output from a GEMM's (oc planes of P floats without the bias,
@@ -285,7 +266,159 @@ static float *turned_filters(struct tape *t, const struct conv_dims *d, const fl
     return kt;
 }
 
+static int gemm_failed(const struct conv_forward_call *f)
+{
+    tape_fail(f->t, "%s: the %s GEMM backend ran out of memory", f->op, f->cfg->gemm->name);
+    return -1;
+}
+
+// The im2col and implicit paths: runs of images (forward_run), each thread
+// with its own scratch: the col matrix (im2col alone) and the GEMM's output.
+static int forward_runs(const struct conv_forward_call *f, int implicit)
+{
+    const struct conv_dims *d = f->d;
+    long run_p = longest_run(d->n) * d->P, per_thread = (implicit ? d->oc : d->K + d->oc) * run_p;
+    float *scratch =
+        tape_scratch(f->t, sizeof(float) * (size_t)(omp_get_max_threads() * per_thread));
+    if (!scratch) {
+        tape_fail(f->t, "%s: out of memory for im2col's %ld×%ld matrices", f->op, d->K, run_p);
+        return -1;
+    }
+    int failed = 0;
+#pragma omp parallel for schedule(static) reduction(|| : failed)
+    for (int g = 0; g < GROUPS; g++) {
+        float *col = scratch + omp_get_thread_num() * per_thread;
+        float *out = implicit ? col : col + d->K * run_p;
+        if (forward_run(d, &f->cfg->kernels, implicit ? NULL : f->cfg->gemm, f->x, f->w, f->bias,
+                        f->o, g, col, out) != 0)
+            failed = 1;
+    }
+    return failed ? gemm_failed(f) : 0;
+}
+
+int conv_im2col_path_forward(const struct conv_forward_call *f)
+{
+    return forward_runs(f, 0);
+}
+
+int conv_implicit_path_forward(const struct conv_forward_call *f)
+{
+    return forward_runs(f, 1);
+}
+
+// The filters transformed once, then runs of images as above, each thread
+// with its own scratch.
+int conv_winograd_path_forward(const struct conv_forward_call *f)
+{
+    const struct conv_dims *d = f->d;
+    long xs = (long)d->c * d->h * d->w;
+    struct conv_geom geom = geom_of(d, &f->cfg->kernels);
+    long per_thread = conv_winograd_scratch(&geom, d->oc);
+    long u_floats = conv_winograd_filters_floats(d->c, d->oc);
+    float *u = tape_scratch(f->t, sizeof(float) * (size_t)u_floats);
+    float *scratch =
+        tape_scratch(f->t, sizeof(float) * (size_t)(omp_get_max_threads() * per_thread));
+    if (!u || !scratch) {
+        tape_fail(f->t, "%s: out of memory for the Winograd transforms", f->op);
+        return -1;
+    }
+    conv_winograd_filters(f->w, d->oc, d->c, 0, u);
+#pragma omp parallel for schedule(static)
+    for (int g = 0; g < GROUPS; g++) {
+        int first = group_first(g, d->n), m = group_first(g + 1, d->n) - first;
+        struct winograd_done done = {d, f->bias, f->o, first};
+        conv_winograd_forward(&geom, f->x + first * xs, xs, m, u, d->oc, f->cfg->isa,
+                              scratch + omp_get_thread_num() * per_thread, winograd_image_out,
+                              &done);
+    }
+    return 0;
+}
+
 // listing: conv_forward
+// The direct and 1×1 paths go one image at a time: fill_bias writes image
+// i's output yi, the kernel or the GEMM (beta = 1) adds into it, and
+// image_done clips it in place (and keeps the ReLU's mask).
+static void image_done(const struct conv_forward_call *f, float *yi, int i)
+{
+    const struct conv_dims *d = f->d;
+    if (f->o->relu)
+        f->o->vec->relu((long)d->oc * d->P, yi, yi);
+    if (f->o->mask)
+        keep_mask(f->o->vec, d, yi, f->o->mask + (long)i * d->oc * mask_row(d->P));
+}
+
+int conv_direct_path_forward(const struct conv_forward_call *f)
+{
+    const struct conv_dims *d = f->d;
+    long xs = (long)d->c * d->h * d->w, ys = (long)d->oc * d->P;
+    if (f->o->code) {
+        // The convolution, its ReLU and the pooling in one kernel, an image
+        // at a time.
+        float *kt = turned_filters(f->t, d, f->w);
+        if (!kt) {
+            tape_fail(f->t, "%s: out of memory for the filters", f->op);
+            return -1;
+        }
+        conv_pool_fn *kernel = conv_pool_kernel(f->cfg->isa);
+        long ps = (long)d->oc * d->ph * d->pw;
+#pragma omp parallel for schedule(static)
+        for (int i = 0; i < d->n; i++)
+            kernel(f->x + i * xs, d->c, d->h, d->w, kt, f->bias, d->oc, d->pad, f->o->y + i * ps,
+                   f->o->code + i * ps);
+        return 0;
+    }
+    conv_direct_fn *kernel = conv_direct_kernel(f->cfg->isa);
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < d->n; i++) {
+        float *yi = f->o->y + i * ys;
+        fill_bias(yi, f->bias, d->oc, d->P);
+        kernel(f->x + i * xs, d->c, d->h, d->w, f->w, d->oc, d->pad, yi);
+        image_done(f, yi, i);
+    }
+    return 0;
+}
+
+// The 1×1 GEMM's B is the image itself, c×(h·w), the col matrix with no
+// copy. Pooled, the GEMM writes into the thread's scratch and image_out
+// pools.
+int conv_1x1_path_forward(const struct conv_forward_call *f)
+{
+    const struct conv_dims *d = f->d;
+    const struct gemm_backend *be = f->cfg->gemm;
+    const struct gemm_context *ctx = &f->cfg->kernels;
+    long xs = (long)d->c * d->h * d->w, ys = (long)d->oc * d->P;
+    int pool = f->o->code != NULL, failed = 0;
+    float *scratch =
+        pool ? tape_scratch(f->t, sizeof(float) * (size_t)(omp_get_max_threads() * ys)) : NULL;
+    if (pool && !scratch) {
+        tape_fail(f->t, "%s: out of memory for %ld floats of scratch", f->op, ys);
+        return -1;
+    }
+#pragma omp parallel for schedule(static) reduction(|| : failed)
+    for (int i = 0; i < d->n; i++) {
+        const float *xi = f->x + i * xs;
+        if (pool) {
+            float *out = scratch + omp_get_thread_num() * ys;
+            if (be->run(ctx, GEMM_NOTRANS, GEMM_NOTRANS, d->oc, (int)d->P, (int)d->K, 1.0f, f->w,
+                        (int)d->K, xi, (int)d->P, 0.0f, out, (int)d->P) != 0)
+                failed = 1;
+            else
+                image_out(d, out, d->P, f->bias, f->o, i);
+            continue;
+        }
+        float *yi = f->o->y + i * ys;
+        fill_bias(yi, f->bias, d->oc, d->P);
+        if (be->run(ctx, GEMM_NOTRANS, GEMM_NOTRANS, d->oc, (int)d->P, (int)d->K, 1.0f, f->w,
+                    (int)d->K, xi, (int)d->P, 1.0f, yi, (int)d->P) != 0)
+            failed = 1;  // y_i (oc×P) += w (oc×K) · x_i (K×P)
+        image_done(f, yi, i);
+    }
+    return failed ? gemm_failed(f) : 0;
+}
+// end listing
+
+// The shared opening: the shapes checked, the output and the saved ints
+// made, the path chosen; then one call through the path's row.
 static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward_fn *backward,
                                    struct tensor *x, struct tensor *w, struct tensor *bias,
                                    int stride, int pad, int relu, int pool)
@@ -326,101 +459,17 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
     saved[SAVED_PAD] = pad;
     saved[SAVED_POOL] = pool;
     const struct tape_config *cfg = tape_config(t);
-    enum conv_path path = conv_choose(cfg->conv, d.c, d.h, d.w, d.oc, d.kh, d.kw, stride, pad);
-    saved[SAVED_PATH] = (int)path;
-    long xs = (long)d.c * d.h * d.w, ys = (long)d.oc * d.P;
+    struct conv_shape shape = {d.c, d.h, d.w, d.oc, d.kh, d.kw, stride, pad};
+    const struct conv_path *path = conv_choose(cfg->conv, &shape);
+    saved[SAVED_PATH] = (int)conv_path_id(path);
 
-    const struct gemm_backend *be = cfg->gemm;
     const struct vec_kernels *v = vec_kernels(cfg->isa);
     unsigned char *at = (unsigned char *)saved + KEPT_AT;
     struct conv_out o = {y->data, pool ? at : NULL, relu, keep_mask_bits ? at : NULL, v,
                          relu_pool_plane_kernel(cfg->isa)};
-    int failed = 0;
-    if (path == CONV_WINOGRAD) {
-        // The filters transformed once, then runs of images as above, each
-        // thread with its own scratch.
-        struct conv_geom geom = geom_of(&d, &cfg->kernels);
-        long per_thread = conv_winograd_scratch(&geom, d.oc);
-        float *u = tape_scratch(t, sizeof(float) * (size_t)conv_winograd_filters_floats(d.c, d.oc));
-        float *scratch =
-            tape_scratch(t, sizeof(float) * (size_t)(omp_get_max_threads() * per_thread));
-        if (!u || !scratch)
-            return tape_fail(t, "%s: out of memory for the Winograd transforms", op);
-        conv_winograd_filters(w->data, d.oc, d.c, 0, u);
-#pragma omp parallel for schedule(static)
-        for (int g = 0; g < GROUPS; g++) {
-            int first = group_first(g, d.n), m = group_first(g + 1, d.n) - first;
-            struct winograd_done done = {&d, bias->data, &o, first};
-            conv_winograd_forward(&geom, x->data + first * xs, xs, m, u, d.oc, cfg->isa,
-                                  scratch + omp_get_thread_num() * per_thread,
-                                  winograd_image_out, &done);
-        }
-    } else if (path == CONV_IM2COL || path == CONV_IMPLICIT) {
-        // Runs of images (forward_run), each thread with its own scratch:
-        // the col matrix (im2col alone) and the GEMM's output.
-        int implicit = path == CONV_IMPLICIT;
-        long run_p = longest_run(d.n) * d.P, per_thread = (implicit ? d.oc : d.K + d.oc) * run_p;
-        float *scratch =
-            tape_scratch(t, sizeof(float) * (size_t)(omp_get_max_threads() * per_thread));
-        if (!scratch)
-            return tape_fail(t, "%s: out of memory for im2col's %ld×%ld matrices", op, d.K,
-                             run_p);
-#pragma omp parallel for schedule(static) reduction(|| : failed)
-        for (int g = 0; g < GROUPS; g++) {
-            float *col = scratch + omp_get_thread_num() * per_thread;
-            float *out = implicit ? col : col + d.K * run_p;
-            if (forward_run(&d, &cfg->kernels, implicit ? NULL : be, x->data, w->data, bias->data,
-                            &o, g, col, out) != 0)
-                failed = 1;
-        }
-    } else if (path == CONV_DIRECT && pool) {
-        // The convolution, its ReLU and the pooling in one kernel, an image
-        // at a time.
-        float *kt = turned_filters(t, &d, w->data);
-        if (!kt)
-            return tape_fail(t, "%s: out of memory for the filters", op);
-        conv_pool_fn *kernel = conv_pool_kernel(cfg->isa);
-        long ps = (long)d.oc * d.ph * d.pw;
-#pragma omp parallel for schedule(static)
-        for (int i = 0; i < d.n; i++)
-            kernel(x->data + i * xs, d.c, d.h, d.w, kt, bias->data, d.oc, pad, o.y + i * ps,
-                   o.code + i * ps);
-    } else {
-        // One image at a time: the direct kernel, or the 1×1 GEMM whose B
-        // is the image itself, c×(h·w), the col matrix with no copy. Pooled,
-        // the 1×1 GEMM writes into the thread's scratch and image_out pools.
-        conv_direct_fn *kernel = conv_direct_kernel(cfg->isa);
-        float *scratch =
-            pool ? tape_scratch(t, sizeof(float) * (size_t)(omp_get_max_threads() * ys)) : NULL;
-        if (pool && !scratch)
-            return tape_fail(t, "%s: out of memory for %ld floats of scratch", op, ys);
-#pragma omp parallel for schedule(static) reduction(|| : failed)
-        for (int i = 0; i < d.n; i++) {
-            const float *xi = x->data + i * xs;
-            if (pool) {
-                float *out = scratch + omp_get_thread_num() * ys;
-                if (be->run(&cfg->kernels, GEMM_NOTRANS, GEMM_NOTRANS, d.oc, (int)d.P, (int)d.K,
-                            1.0f, w->data, (int)d.K, xi, (int)d.P, 0.0f, out, (int)d.P) != 0)
-                    failed = 1;
-                else
-                    image_out(&d, out, d.P, bias->data, &o, i);
-                continue;
-            }
-            float *yi = y->data + i * ys;
-            fill_bias(yi, bias->data, d.oc, d.P);
-            if (path == CONV_DIRECT)
-                kernel(xi, d.c, d.h, d.w, w->data, d.oc, pad, yi);
-            else if (be->run(&cfg->kernels, GEMM_NOTRANS, GEMM_NOTRANS, d.oc, (int)d.P, (int)d.K,
-                             1.0f, w->data, (int)d.K, xi, (int)d.P, 1.0f, yi, (int)d.P) != 0)
-                failed = 1;  // y_i (oc×P) += w (oc×K) · x_i (K×P)
-            if (relu)
-                v->relu(ys, yi, yi);
-            if (o.mask)
-                keep_mask(v, &d, yi, o.mask + (long)i * d.oc * mask_row(d.P));
-        }
-    }
-    if (failed)
-        return tape_fail(t, "%s: the %s GEMM backend ran out of memory", op, be->name);
+    struct conv_forward_call call = {t, op, &d, cfg, x->data, w->data, bias->data, &o};
+    if (path->forward(&call) != 0)
+        return NULL;
 
     if (y->requires_grad) {
         struct tape_node *node = tape_record(t, op, backward, y, x, w);
@@ -435,31 +484,6 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
     }
     return y;
 }
-// end listing
-
-// What the backward of one run of images reads and writes.
-struct conv_back {
-    struct conv_dims d;
-    const uint8_t *mask;        // the fused ReLU's (relu_mask) when not pooled, else NULL
-    const unsigned char *code;  // the pooling's codes; y and dy are pooled; or NULL
-    conv_dw_fn *dw_kernel;      // the direct path's dW, or NULL: dW by GEMM
-    int implicit;               // 1: dW by the implicit GEMM (conv_implicit_dw)
-    const float *u;             // the Winograd path's filters, transformed and turned, or NULL
-    enum isa isa;
-    relu_pool_plane_backward_fn *unpool;  // the pooling's backward, a plane at a time
-    const struct gemm_backend *be;
-    const struct gemm_context *gemm; // the tape's, for be and the implicit and
-                                     // Winograd paths' products
-    const struct vec_kernels *vec;
-    const float *x, *w, *dy;
-    const float *y; // the pooled output, when pooled; else NULL
-    float *dx;      // NULL when x needs no gradient
-    float dx_beta;  // 0: dx holds nothing yet, and the implicit path writes it; 1: add into it
-    float *dw_run;  // GROUPS partial sums of dw (oc×K each), or NULL
-    float *db_run;  // GROUPS partial sums of dbias (oc each), or NULL
-    long run_p;     // the longest run's images × P
-    float *scratch; // per thread: a K × run_p and an oc × run_p matrix
-};
 
 // listing: conv_gather_dy
 // Plane o of image i's share of DY, P floats at row: the gradient that
@@ -504,18 +528,78 @@ static void gather_dy(const struct conv_back *b, int i, float *dy, long ld, floa
 //   dw (oc×K)   += Σ_i dy_i (oc×P) · col_iᵀ (P×K)
 //   dcol_i (K×P) = wᵀ (K×oc) · dy_i (oc×P), then col2im adds it into dx_i
 //   dbias[o]    += Σ_i Σ_p dy_i[o][p]
-// gather_dy lays each image's dy_i into DY (masked by the ReLU, sent back
-// through the pooling). The images of run g are taken together: their dy_i
-// side by side make one
-// oc × (m·P) matrix DY, their col_i one K × (m·P) matrix COL (m images), and
+// gather_dy has laid each image's dy_i into DY (masked by the ReLU, sent
+// back through the pooling). The images of a run are taken together: their
+// dy_i side by side make one oc × (m·P) matrix DY, their col_i one
+// K × (m·P) matrix COL (m images), and
 //   dw += DY · COLᵀ      one GEMM with k = m·P instead of m GEMMs with k = P
 //   DCOL = wᵀ · DY       one GEMM, then col2im per image
 // A GEMM with k = P = 121 loads and stores its block of C after 121
 // multiply-adds; with k = 16·121 the packing and the stores of C are paid
-// once for 16 times the work. dw and dbias go into run g's partial sums.
-// col and dy are the thread's scratch matrices, run_p floats a row (col,
-// on the implicit path, a window of DCOL: conv_implicit_dx).
+// once for 16 times the work. dw is the run's partial sum. col is the
+// thread's scratch matrix, m·P floats a row, as DY is.
 // Returns 0, or -1 when the GEMM backend ran out of memory.
+static int im2col_products(const struct conv_back *b, int first, int m, float *col,
+                           const float *dy, float *dw)
+{
+    const struct conv_dims *d = &b->d;
+    long xs = (long)d->c * d->h * d->w, ld = m * d->P;  // ld: the width of DY and COL
+    // BEGIN SOLUTION task 8.2: which GEMMs of DY with each image's COL and with w give dw and DCOL, and what carries each image's block of DCOL back into dx?
+    if (dw) {
+        for (int j = 0; j < m; j++)
+            im2col(b->x + (first + j) * xs, d->c, d->h, d->w, d->kh, d->kw, d->stride, d->pad,
+                   col + j * d->P, ld);
+        if (b->be->run(b->gemm, GEMM_NOTRANS, GEMM_TRANS, d->oc, (int)d->K, (int)ld, 1.0f, dy,
+                       (int)ld, col, (int)ld, 1.0f, dw, (int)d->K) != 0)
+            return -1;
+    }
+    if (b->dx) {
+        if (b->be->run(b->gemm, GEMM_TRANS, GEMM_NOTRANS, (int)d->K, (int)ld, d->oc, 1.0f, b->w,
+                       (int)d->K, dy, (int)ld, 0.0f, col, (int)ld) != 0)
+            return -1;
+        for (int j = 0; j < m; j++)
+            col2im(col + j * d->P, ld, d->c, d->h, d->w, d->kh, d->kw, d->stride, d->pad,
+                   b->dx + (first + j) * xs);
+    }
+    // stub: (void)first; (void)col; (void)dy; (void)dw; (void)xs; (void)ld;
+    // END SOLUTION
+    return 0;
+}
+// end listing
+
+// The implicit path: COLᵀ's micro-panels packed from x, no col matrix for
+// dW; DCOL an image at a time into col (a window of it:
+// conv_implicit_dx), each added into dx while it is in L2.
+static int implicit_products(const struct conv_back *b, int first, int m, float *col,
+                             const float *dy, float *dw)
+{
+    const struct conv_dims *d = &b->d;
+    long xs = (long)d->c * d->h * d->w;
+    struct conv_geom geom = geom_of(d, b->gemm);
+    if (dw && conv_implicit_dw(&geom, b->x + first * xs, xs, m, dy, d->oc, dw) != 0)
+        return -1;
+    if (b->dx &&
+        conv_implicit_dx(&geom, b->w, d->oc, dy, m, col, b->dx + first * xs, xs, b->dx_beta) != 0)
+        return -1;
+    return 0;
+}
+
+// The Winograd path: dW and dx through the transforms of the forward
+// (conv_winograd.h), col its scratch.
+static int winograd_products(const struct conv_back *b, int first, int m, float *col,
+                             const float *dy, float *dw)
+{
+    const struct conv_dims *d = &b->d;
+    long xs = (long)d->c * d->h * d->w;
+    struct conv_geom geom = geom_of(d, b->gemm);
+    conv_winograd_backward(&geom, b->x + first * xs, xs, m, dy, m * d->P, b->u, d->oc, b->isa,
+                           dw, b->dx ? b->dx + first * xs : NULL, b->dx_beta, col);
+    return 0;
+}
+
+// Run g of the backward: its partial sums zeroed, its DY laid out (the
+// direct path's dW made on the way), then the path's products. col and dy
+// are the thread's scratch matrices, run_p floats a row.
 static int backward_run(const struct conv_back *b, int g, float *col, float *dy)
 {
     const struct conv_dims *d = &b->d;
@@ -550,47 +634,8 @@ static int backward_run(const struct conv_back *b, int g, float *col, float *dy)
     }
     if (b->dw_kernel)
         dw = NULL;  // done
-    if (b->u) {
-        // dW and dx through the transforms of the forward (conv_winograd.h).
-        struct conv_geom geom = geom_of(d, b->gemm);
-        conv_winograd_backward(&geom, b->x + first * xs, xs, m, dy, ld, b->u, d->oc, b->isa, dw,
-                               b->dx ? b->dx + first * xs : NULL, b->dx_beta, col);
-        return 0;
-    }
-    if (b->implicit) {
-        // COLᵀ's micro-panels packed from x: no col matrix for dW. DCOL an
-        // image at a time into col, each added into dx while it is in L2.
-        struct conv_geom geom = geom_of(d, b->gemm);
-        if (dw && conv_implicit_dw(&geom, b->x + first * xs, xs, m, dy, d->oc, dw) != 0)
-            return -1;
-        if (b->dx &&
-            conv_implicit_dx(&geom, b->w, d->oc, dy, m, col, b->dx + first * xs, xs,
-                             b->dx_beta) != 0)
-            return -1;
-        return 0;
-    }
-    // BEGIN SOLUTION task 8.2: which GEMMs of DY with each image's COL and with w give dw and DCOL, and what carries each image's block of DCOL back into dx?
-    if (dw) {
-        for (int j = 0; j < m; j++)
-            im2col(b->x + (first + j) * xs, d->c, d->h, d->w, d->kh, d->kw, d->stride, d->pad,
-                   col + j * d->P, ld);
-        if (b->be->run(b->gemm, GEMM_NOTRANS, GEMM_TRANS, d->oc, (int)d->K, (int)ld, 1.0f, dy,
-                       (int)ld, col, (int)ld, 1.0f, dw, (int)d->K) != 0)
-            return -1;
-    }
-    if (b->dx) {
-        if (b->be->run(b->gemm, GEMM_TRANS, GEMM_NOTRANS, (int)d->K, (int)ld, d->oc, 1.0f, b->w,
-                       (int)d->K, dy, (int)ld, 0.0f, col, (int)ld) != 0)
-            return -1;
-        for (int j = 0; j < m; j++)
-            col2im(col + j * d->P, ld, d->c, d->h, d->w, d->kh, d->kw, d->stride, d->pad,
-                   b->dx + (first + j) * xs);
-    }
-    // stub: (void)col; (void)dw; (void)xs;
-    // END SOLUTION
-    return 0;
+    return b->products(b, first, m, col, dy, dw);
 }
-// end listing
 
 static float *scratch(struct tape *t, const char *op, int wanted, long floats)
 {
@@ -602,22 +647,120 @@ static float *scratch(struct tape *t, const char *op, int wanted, long floats)
     return p;
 }
 
-// The runs of images in parallel, then their partial sums added into dw and
-// dbias in run order.
+// The runs of images in parallel with the path's products, then their
+// partial sums added into dw and dbias in run order.
+static int backward_runs(struct conv_back *b, conv_products_fn *products)
+{
+    const struct conv_dims *d = &b->d;
+    b->products = products;
+    b->run_p = longest_run(d->n) * d->P;
+    int threads = omp_get_max_threads();
+    // The row's scratch (im2col: the run's col matrix), then DY.
+    long col_floats = b->path->scratch(d, b->gemm);
+    long per_thread = col_floats + d->oc * b->run_p;
+    b->dw_run = scratch(b->t, b->op, b->dw != NULL, GROUPS * d->oc * d->K);
+    b->db_run = scratch(b->t, b->op, b->dbias != NULL, GROUPS * d->oc);
+    b->scratch = scratch(b->t, b->op, 1, threads * per_thread);
+    if (tape_failed(b->t))
+        return -1;
+    int failed = 0;
+#pragma omp parallel for schedule(static) reduction(|| : failed)
+    for (int g = 0; g < GROUPS; g++) {
+        float *col = b->scratch + omp_get_thread_num() * per_thread;
+        if (backward_run(b, g, col, col + col_floats) != 0)
+            failed = 1;
+    }
+    if (failed) {
+        tape_fail(b->t, "%s backward: the %s GEMM backend ran out of memory", b->op, b->be->name);
+        return -1;
+    }
+    // dw's elements in slices across the threads, each element's partials
+    // added in run order, as on one thread.
+    long dw_size = d->oc * d->K, slice = 1024;
+    if (b->dw) {
+#pragma omp parallel for schedule(static)
+        for (long at = 0; at < dw_size; at += slice)
+            for (int g = 0; g < GROUPS; g++)
+                b->vec->add_to(dw_size - at < slice ? dw_size - at : slice, b->dw + at,
+                               b->dw_run + g * dw_size + at);
+    }
+    for (int g = 0; g < GROUPS; g++)
+        if (b->dbias)
+            b->vec->add_to(d->oc, b->dbias, b->db_run + g * d->oc);
+    return 0;
+}
+
+long conv_im2col_scratch(const struct conv_dims *d, const struct gemm_context *gemm)
+{
+    (void)gemm;
+    return d->K * longest_run(d->n) * d->P;
+}
+
+long conv_implicit_path_scratch(const struct conv_dims *d, const struct gemm_context *gemm)
+{
+    struct conv_geom geom = geom_of(d, gemm);
+    return conv_implicit_dx_scratch(&geom);
+}
+
+long conv_winograd_path_scratch(const struct conv_dims *d, const struct gemm_context *gemm)
+{
+    struct conv_geom geom = geom_of(d, gemm);
+    return conv_winograd_backward_scratch(&geom, d->oc);
+}
+
+// The im2col, 1×1 and direct paths add each image's gradient into dx, so
+// it starts at zero.
+int conv_im2col_path_backward(struct conv_back *b)
+{
+    if (b->dx && b->dx_beta == 0.0f) {
+        memset(b->dx, 0, sizeof(float) * (size_t)b->d.n * b->d.c * b->d.h * b->d.w);
+        b->dx_beta = 1.0f;
+    }
+    return backward_runs(b, im2col_products);
+}
+
+// The direct path makes dW with its own kernel where the GEMM would be too
+// narrow (DW_KERNEL_K), and dx as im2col does.
+int conv_direct_path_backward(struct conv_back *b)
+{
+    if (b->d.K < DW_KERNEL_K)
+        b->dw_kernel = conv_dw_kernel(b->isa);
+    return conv_im2col_path_backward(b);
+}
+
+// The implicit path writes a fresh dx image by image, while each is in
+// cache.
+int conv_implicit_path_backward(struct conv_back *b)
+{
+    return backward_runs(b, implicit_products);
+}
+
+// So does the Winograd path, with its filters transformed once.
+int conv_winograd_path_backward(struct conv_back *b)
+{
+    float *u = scratch(b->t, b->op, 1, conv_winograd_filters_floats(b->d.c, b->d.oc));
+    if (!u)
+        return -1;
+    conv_winograd_filters(b->w, b->d.oc, b->d.c, 1, u);
+    b->u = u;
+    return backward_runs(b, winograd_products);
+}
+
+// The shared opening of the backward: the tensors, the gradients to make
+// and the kernels, then one call through the row the forward took.
 static int conv_backward_common(struct tape *t, struct tape_node *node, int relu)
 {
     struct tensor *x = node->in[0], *w = node->in[1], *bias = node->in[2], *y = node->out;
     const int *saved = node->ints;
     const struct tape_config *cfg = tape_config(t);
-    struct conv_dims dims = dims_of(x, w, saved[SAVED_STRIDE], saved[SAVED_PAD]);
-    enum conv_path path = (enum conv_path)saved[SAVED_PATH];
     const unsigned char *at = (const unsigned char *)saved + KEPT_AT;
     struct conv_back b = {
-        .d = dims,
+        .t = t,
+        .op = node->op,
+        .path = conv_path_of((enum conv_path_id)saved[SAVED_PATH]),
+        .d = dims_of(x, w, saved[SAVED_STRIDE], saved[SAVED_PAD]),
         .mask = relu && !saved[SAVED_POOL] ? at : NULL,
         .code = saved[SAVED_POOL] ? at : NULL,
-        .dw_kernel = path == CONV_DIRECT && dims.K < DW_KERNEL_K ? conv_dw_kernel(cfg->isa) : NULL,
-        .implicit = path == CONV_IMPLICIT,
         .isa = cfg->isa,
         .unpool = relu_pool_plane_backward_kernel(cfg->isa),
         .be = cfg->gemm,
@@ -627,70 +770,15 @@ static int conv_backward_common(struct tape *t, struct tape_node *node, int relu
         .w = w->data,
         .y = saved[SAVED_POOL] ? y->data : NULL,
         .dy = y->grad};
-    const struct conv_dims *d = &b.d;
-    float *dw = w->requires_grad ? tape_grad(t, w) : NULL;
-    float *dbias = bias->requires_grad ? tape_grad(t, bias) : NULL;
-    b.dx = NULL;
-    if (x->requires_grad) {
-        // The implicit and Winograd paths write a fresh dx image by image,
-        // while each is in cache; the other paths add into it, so it starts
-        // at zero.
+    // In this order: dw, dbias, then dx (which the path may write fresh).
+    b.dw = w->requires_grad ? tape_grad(t, w) : NULL;
+    b.dbias = bias->requires_grad ? tape_grad(t, bias) : NULL;
+    if (x->requires_grad)
         b.dx = tape_grad_write(t, x, &b.dx_beta);
-        if (b.dx && !b.implicit && path != CONV_WINOGRAD && b.dx_beta == 0.0f) {
-            memset(b.dx, 0, sizeof(float) * (size_t)x->size);
-            b.dx_beta = 1.0f;
-        }
-    }
-    if ((x->requires_grad && !b.dx) || (w->requires_grad && !dw) ||
-        (bias->requires_grad && !dbias))
+    if ((x->requires_grad && !b.dx) || (w->requires_grad && !b.dw) ||
+        (bias->requires_grad && !b.dbias))
         return -1;
-    b.run_p = longest_run(d->n) * d->P;
-    int threads = omp_get_max_threads();
-    // The run's col matrix (implicit: a window of DCOL; Winograd: its
-    // scratch), then DY. The Winograd path's filters, transformed once.
-    struct conv_geom geom = geom_of(d, b.gemm);
-    long col_floats = path == CONV_WINOGRAD ? conv_winograd_backward_scratch(&geom, d->oc)
-                      : b.implicit          ? conv_implicit_dx_scratch(&geom)
-                                            : d->K * b.run_p;
-    if (path == CONV_WINOGRAD) {
-        float *u = scratch(t, node->op, 1, conv_winograd_filters_floats(d->c, d->oc));
-        if (!u)
-            return -1;
-        conv_winograd_filters(b.w, d->oc, d->c, 1, u);
-        b.u = u;
-    }
-    long per_thread = col_floats + d->oc * b.run_p;
-    b.dw_run = scratch(t, node->op, dw != NULL, GROUPS * d->oc * d->K);
-    b.db_run = scratch(t, node->op, dbias != NULL, GROUPS * d->oc);
-    b.scratch = scratch(t, node->op, 1, threads * per_thread);
-    if (tape_failed(t))
-        return -1;
-    int failed = 0;
-#pragma omp parallel for schedule(static) reduction(|| : failed)
-    for (int g = 0; g < GROUPS; g++) {
-        float *col = b.scratch + omp_get_thread_num() * per_thread;
-        if (backward_run(&b, g, col, col + col_floats) != 0)
-            failed = 1;
-    }
-    if (failed) {
-        tape_fail(t, "%s backward: the %s GEMM backend ran out of memory", node->op,
-                  b.be->name);
-        return -1;
-    }
-    // dw's elements in slices across the threads, each element's partials
-    // added in run order, as on one thread.
-    long dw_size = d->oc * d->K, slice = 1024;
-    if (dw) {
-#pragma omp parallel for schedule(static)
-        for (long at = 0; at < dw_size; at += slice)
-            for (int g = 0; g < GROUPS; g++)
-                b.vec->add_to(dw_size - at < slice ? dw_size - at : slice, dw + at,
-                              b.dw_run + g * dw_size + at);
-    }
-    for (int g = 0; g < GROUPS; g++)
-        if (dbias)
-            b.vec->add_to(d->oc, dbias, b.db_run + g * d->oc);
-    return 0;
+    return b.path->backward(&b);
 }
 
 static int conv_backward(struct tape *t, struct tape_node *node)

@@ -23,7 +23,7 @@
 void train_options_init(struct train_options *o, long batch, long epochs)
 {
     *o = (struct train_options){.data = "fashion", .batch = batch, .epochs = epochs, .seed = 1,
-                                .optim = OPTIM_ADAM, .lr = -1.0, .gemm = 0, .conv = CONV_AUTO,
+                                .optim = OPTIM_ADAM, .lr = -1.0, .gemm = 0, .conv = NULL,
                                 .memory = tape_config_default().memory, .isa = ISA_COUNT,
                                 .env = env_read()};
 }
@@ -34,7 +34,7 @@ struct tape_config train_options_tape(const struct train_options *o)
     const struct gemm_backend *all = gemm_backend_all(&count);
     struct tape_config c = tape_config_default();
     c.gemm = &all[o->gemm];
-    c.conv = (enum conv_path)o->conv;
+    c.conv = o->conv;
     c.memory = (enum memory_mode)o->memory;
     if (o->isa != ISA_COUNT)
         tape_config_set_isa(&c, o->isa);

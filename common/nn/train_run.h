@@ -26,7 +26,7 @@ struct train_options {
     double lr, wd;             // lr < 0 until train_options_check sets the default
     int cosine;                // 1: the learning rate decays per epoch (train_lr)
     int gemm;                  // the GEMM backend: an index into gemm_backend_all()
-    int conv;                  // the convolutions' path, an enum conv_path (run_cnn)
+    const struct conv_path *conv; // the convolutions' path (run_cnn's --conv); NULL: by shape
     int memory;                // where a step's tensors live, an enum memory_mode
     enum isa isa;              // --isa, or ISA_COUNT when not given
     const char *save, *load, *csv;

@@ -259,7 +259,7 @@ static void measure(struct run *r, const struct gemm_backend *be, enum isa isa,
                     enum memory_mode mode, const struct model *m, int batch, float *want_loss)
 {
     struct net n;
-    struct tape_config config = {.gemm = &recorder, .conv = CONV_AUTO, .isa = isa,
+    struct tape_config config = {.gemm = &recorder, .conv = NULL, .isa = isa,
                                  .memory = mode};
     struct tape *t = tape_new(&config);
     real = be;

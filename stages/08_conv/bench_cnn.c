@@ -13,7 +13,7 @@
 // Each convolution path is checked against a double-precision reference
 // (output, dW, dbias, dx) before it is timed; --errors writes how far off
 // each one was.
-//   bench_cnn [--threads N] [--conv im2col,implicit,direct,winograd,auto]
+//   bench_cnn [--threads N] [--conv A,B] (the paths of conv_path.c)
 //             [--reps R] [--steps N] [--batch N] [--data NAME] [--csv FILE]
 //             [--layers FILE] [--turns FILE] [--errors FILE] [--fusion FILE]
 //             [--memory arena,planned] [--memory-csv FILE] [--lifetimes FILE]
@@ -31,7 +31,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "conv.h"
+#include "conv_flags.h"
 #include "dataset.h"
 #include "flags.h"
 #include "machine.h"
@@ -50,7 +50,7 @@
 // An epoch of Fashion-MNIST or MNIST: the unit every time is reported in.
 enum { EPOCH_IMAGES = 60000, WARMUP_STEPS = 3 };
 
-static const enum conv_path paths[] = {CONV_IM2COL, CONV_IMPLICIT, CONV_DIRECT, CONV_WINOGRAD,
+static const enum conv_path_id paths[] = {CONV_IM2COL, CONV_IMPLICIT, CONV_DIRECT, CONV_WINOGRAD,
                                        CONV_AUTO};
 
 // The network's layers, with the shape of their input (NCHW, or b×in). The
@@ -84,7 +84,7 @@ enum study_id { CHECK, LAYERS, TURNS, FUSION, BANDWIDTH, SPEED, MEMORY, LIFETIME
 struct options {
     struct environment env;  // what the environment says (cli/env.h)
     int threads;             // 0: 1 and 2 (and all cores, when more)
-    struct flag_list convs;  // the paths asked for (enum conv_path); n 0: every one above
+    struct flag_list convs;  // the paths asked for (enum conv_path_id); n 0: every one above
     int reps, steps, batch, quick;
     int im2col_step;                 // only the timed step of the im2col path, unfused
     const char *data;
@@ -92,7 +92,20 @@ struct options {
     const char *file[STUDIES];       // each study's file (--layers FILE ...), or NULL
 };
 
-static int wanted(const struct options *o, enum conv_path p)
+// Path p's name, as the table spells it.
+static const char *path_name(enum conv_path_id p)
+{
+    return conv_path_name(conv_path_of(p));
+}
+
+// The path p takes for layer l's 3×3 convolution (conv_choose).
+static enum conv_path_id path_taken(enum conv_path_id p, const struct layer *l)
+{
+    struct conv_shape s = {l->c, l->h, l->w, l->oc, 3, 3, 1, 0};
+    return conv_path_id(conv_choose(conv_path_of(p), &s));
+}
+
+static int wanted(const struct options *o, enum conv_path_id p)
 {
     if (o->convs.n == 0)
         return 1;
@@ -103,10 +116,10 @@ static int wanted(const struct options *o, enum conv_path p)
 }
 
 // A tape whose convolutions take path (the rest as the program's defaults).
-static struct tape *tape_for(enum conv_path path)
+static struct tape *tape_for(enum conv_path_id path)
 {
     struct tape_config c = tape_config_default();
-    c.conv = path;
+    c.conv = conv_path_of(path);
     return tape_new(&c);
 }
 
@@ -139,7 +152,7 @@ enum { CHECK_PARTS = 4 };
 // On two images, loss = Σ relu(conv(x)): so dy is 1 where the output is
 // positive, 0 elsewhere. Compares y, dW, dbias and dx with loops in double;
 // error[p] becomes each one's largest error relative to its largest value.
-static int check_conv(const struct layer *l, enum conv_path path, double error[CHECK_PARTS])
+static int check_conv(const struct layer *l, enum conv_path_id path, double error[CHECK_PARTS])
 {
     enum { N = 2 };
     int c = l->c, h = l->h, w = l->w, oc = l->oc, oh = h - 2, ow = w - 2;
@@ -159,7 +172,7 @@ static int check_conv(const struct layer *l, enum conv_path path, double error[C
     struct tensor *y = op_conv2d_relu(t, x, wt, bias, 1, 0);
     tape_keep(t, y);  // compared below, after the backward
     if (!y || tape_backward(t, op_sum(t, y)) != 0) {
-        fprintf(stderr, "error: %s on %s: %s\n", l->name, conv_path_name(path), tape_error(t));
+        fprintf(stderr, "error: %s on %s: %s\n", l->name, path_name(path), tape_error(t));
         goto out;
     }
     long ny = (long)N * oc * oh * ow;
@@ -224,7 +237,7 @@ static int check_conv(const struct layer *l, enum conv_path path, double error[C
                 !(fabs(parts[p].got[i] - parts[p].want[i]) <= 1e-4 * scale + 1e-6)) {
                 fprintf(stderr,
                         "error: %s on the %s path: %s[%ld] is %g, the double reference %g\n",
-                        l->name, conv_path_name(path), parts[p].what, i,
+                        l->name, path_name(path), parts[p].what, i,
                         parts[p].got ? parts[p].got[i] : NAN, parts[p].want[i]);
                 goto out;
             }
@@ -256,7 +269,7 @@ struct layer_time {
 // over y each way, instead of op_conv2d_relu's one; or, for a pooled layer,
 // op_conv2d_relu then op_maxpool2, the convolution's output written and read
 // back, instead of op_conv2d_relu_maxpool2.
-static int time_layer(const struct layer *l, enum conv_path path, int n, int reps, int unfused,
+static int time_layer(const struct layer *l, enum conv_path_id path, int n, int reps, int unfused,
                       struct layer_time *out)
 {
     struct tape *t = tape_for(path);
@@ -492,7 +505,7 @@ struct net_time {
 
 // fused: how many of the two convolutions run with their pooling as one op
 // (the tape config's fused_pools).
-static int time_network(const struct dataset *ds, enum conv_path path, int fused, int batch,
+static int time_network(const struct dataset *ds, enum conv_path_id path, int fused, int batch,
                         int steps, struct net_time *out)
 {
     char err[4096];
@@ -505,7 +518,7 @@ static int time_network(const struct dataset *ds, enum conv_path path, int fused
     struct optim_config c = optim_defaults(OPTIM_ADAM, 1e-3f, 0.0f);
     struct optim *o = optim_new(&c, m.params, m.nparams);
     struct tape_config config = tape_config_default();
-    config.conv = path;
+    config.conv = conv_path_of(path);
     config.fused_pools = fused;
     if (!o || trainer_init(&tr, &config, batch, ds->train.pixels, ds->train.count, err,
                            sizeof err) != 0) {
@@ -552,10 +565,10 @@ static int time_network(const struct dataset *ds, enum conv_path path, int fused
 static void layer_row(FILE *lay, const struct layer *l, int path, int threads, int n, int dir,
                       double secs)
 {
-    const char *name = path >= 0 ? conv_path_name((enum conv_path)path) : "-";
+    const char *name = path >= 0 ? path_name((enum conv_path_id)path) : "-";
     const char *taken =
         path >= 0
-            ? conv_path_name(conv_choose((enum conv_path)path, l->c, l->h, l->w, l->oc, 3, 3, 1, 0))
+            ? path_name(path_taken((enum conv_path_id)path, l))
             : "-";
     double flops = layer_flops(l, n, dir);
     double gflops = secs > 0 && flops > 0 ? flops / secs / 1e9 : 0.0;
@@ -607,10 +620,10 @@ static int check_study(const struct bench *b, FILE *errs)
                 continue;
             if (check_conv(l, paths[p], error) != 0)
                 return -1;
-            enum conv_path taken = conv_choose(paths[p], l->c, l->h, l->w, l->oc, 3, 3, 1, 0);
+            enum conv_path_id taken = path_taken(paths[p], l);
             for (int k = 0; errs && k < CHECK_PARTS; k++)
-                fprintf(errs, "%s,%s,%s,%s,%.3e\n", l->name, conv_path_name(paths[p]),
-                        conv_path_name(taken), check_parts[k], error[k]);
+                fprintf(errs, "%s,%s,%s,%s,%.3e\n", l->name, path_name(paths[p]),
+                        path_name(taken), check_parts[k], error[k]);
         }
     }
     printf("conv paths checked against a double-precision reference (output, dW, dbias, dx)\n");
@@ -661,7 +674,7 @@ static int turns_study(const struct bench *b, FILE *turns)
     const struct options *o = b->o;
     int rounds = o->quick ? 1 : TURN_ROUNDS;
     int round_reps = o->reps / rounds > 1 ? o->reps / rounds : 1;
-    enum conv_path asked[MOST_PATHS];
+    enum conv_path_id asked[MOST_PATHS];
     int count = 0;
     for (size_t p = 0; p < MOST_PATHS; p++)
         if (wanted(o, paths[p]))
@@ -778,11 +791,11 @@ static int speed_study(const struct bench *b, FILE *csv)
                 double gflops = flops[k] * images_s / 1e9;
                 double pct = pct_of_peak(gflops, threads);
                 printf("%-13s %-7s %2d  %5d  %9.3f s  %9.0f  %7.1f  %5.1f%%\n", models[k],
-                       conv_path_name(paths[p]), threads, o->batch, per_epoch, images_s, gflops,
+                       path_name(paths[p]), threads, o->batch, per_epoch, images_s, gflops,
                        pct);
                 if (csv)
                     fprintf(csv, "%s,ours,%s,%d,%d,%.6f,%.1f,%.3f,%.2f,,,\n", models[k],
-                            conv_path_name(paths[p]), threads, o->batch, per_epoch, images_s,
+                            path_name(paths[p]), threads, o->batch, per_epoch, images_s,
                             gflops, pct);
             }
             fflush(stdout);
@@ -824,8 +837,8 @@ static int staircase_study(const struct bench *b, FILE *fus)
 {
     enum { ROUNDS = 5, VARIANTS = 4 };
     const struct options *o = b->o;
-    const char *variants[VARIANTS] = {"im2col", "unfused", "conv1_fused", "fused"};
-    const enum conv_path path_of[VARIANTS] = {CONV_IM2COL, CONV_AUTO, CONV_AUTO, CONV_AUTO};
+    const char *variants[VARIANTS] = {path_name(CONV_IM2COL), "unfused", "conv1_fused", "fused"};
+    const enum conv_path_id path_of[VARIANTS] = {CONV_IM2COL, CONV_AUTO, CONV_AUTO, CONV_AUTO};
     const int fused_of[VARIANTS] = {0, 0, 1, NN_CNN_FUSED};
     printf("\ntraining steps, im2col then the auto path with the poolings fused or not, "
            "median of %d rounds\n",
@@ -936,7 +949,7 @@ static int parse(int argc, char **argv, struct options *o)
     fl.help = "only N threads (default: 1 and 2)";
     flags_add(&f, fl);
     fl = conv_paths_flag(&o->convs);
-    fl.help = "only these paths (default: im2col, implicit, direct, winograd, auto)";
+    fl.help = "only these paths (default: every one that takes a 3x3 convolution)";
     flags_add(&f, fl);
     flags_add(&f, flag_isa(&isa));
     fl = flag_reps(&o->reps);
@@ -963,10 +976,12 @@ static int parse(int argc, char **argv, struct options *o)
     int rc = flags_parse(&f, argc, argv);
     if (rc != 0)
         return rc;
+    struct conv_shape conv1 = {1, 28, 28, 32, 3, 3, 1, 0};
+    char err[256];
     for (int i = 0; i < o->convs.n; i++)
-        if (o->convs.v[i] == CONV_1X1)
-            return flags_fail(&f, "--conv 1x1 takes none of this network's 3x3 convolutions: "
-                                  "use auto, im2col or direct");
+        if (conv_path_check(o->convs.v[i], &conv1, "this network's 3x3 convolutions", err,
+                            sizeof err) != 0)
+            return flags_fail(&f, "%s", err);
     if (o->reps == 0)
         o->reps = o->quick ? 2 : 10;
     if (o->steps == 0)

@@ -30,11 +30,11 @@
 
 enum { RUN = 16 };  // images per NHWC GEMM, as the backward's runs
 
-struct conv_shape {
+struct layer_shape {
     const char *name;
     int c, h, w, oc;
 };
-static const struct conv_shape convs[] = {{"conv1", 1, 28, 28, 32}, {"conv2", 32, 13, 13, 64}};
+static const struct layer_shape convs[] = {{"conv1", 1, 28, 28, 32}, {"conv2", 32, 13, 13, 64}};
 
 struct timing {
     double total_s, copy_s;
@@ -59,7 +59,7 @@ static double median_of(int reps, void (*f)(void *), void *ctx)
 
 // Everything one shape's runs read and write.
 struct work {
-    const struct conv_shape *s;
+    const struct layer_shape *s;
     int n, oh, ow;
     long K, P;
     struct tape *tape;
@@ -77,7 +77,7 @@ static void nchw_forward(void *ctx)
 static void nchw_copy(void *ctx)
 {
     struct work *k = ctx;
-    const struct conv_shape *s = k->s;
+    const struct layer_shape *s = k->s;
     for (int i = 0; i < k->n; i++)
         im2col(k->x->data + (long)i * s->c * s->h * s->w, s->c, s->h, s->w, 3, 3, 1, 0,
                k->col + (i % RUN) * k->P, RUN * k->P);  // side by side, as the op's runs
@@ -86,7 +86,7 @@ static void nchw_copy(void *ctx)
 static void nhwc_forward(void *ctx)
 {
     struct work *k = ctx;
-    const struct conv_shape *s = k->s;
+    const struct layer_shape *s = k->s;
     conv_forward_nhwc(k->x_nhwc, k->n, s->c, s->h, s->w, k->wk, k->bias->data, s->oc, 3, 3, 1, 0,
                       RUN, k->rows, k->y_nhwc);
 }
@@ -94,7 +94,7 @@ static void nhwc_forward(void *ctx)
 static void nhwc_copy(void *ctx)
 {
     struct work *k = ctx;
-    const struct conv_shape *s = k->s;
+    const struct layer_shape *s = k->s;
     long xs = (long)s->h * s->w * s->c;
     for (int i = 0; i < k->n; i++)
         im2row_nhwc(k->x_nhwc + i * xs, s->c, s->h, s->w, 3, 3, 1, 0,
@@ -102,14 +102,14 @@ static void nhwc_copy(void *ctx)
 }
 
 // Both layouts on one shape; 0, or -1 after printing the problem.
-static int measure(const struct conv_shape *s, int n, int reps, struct timing out[2])
+static int measure(const struct layer_shape *s, int n, int reps, struct timing out[2])
 {
     struct work k = {.s = s, .n = n, .oh = s->h - 2, .ow = s->w - 2};
     k.K = 9L * s->c;
     k.P = (long)k.oh * k.ow;
     int status = -1;
     struct tape_config config = tape_config_default();
-    config.conv = CONV_IM2COL;  // the library's NCHW op, on its im2col path
+    config.conv = conv_path_of(CONV_IM2COL);  // the library's NCHW op, on its im2col path
     k.tape = tape_new(&config);
     k.w = tensor_param(4, (int[]){s->oc, s->c, 3, 3});
     k.bias = tensor_param(1, (int[]){s->oc});

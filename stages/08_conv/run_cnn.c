@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conv.h"
+#include "conv_flags.h"
 #include "inspect.h"
 #include "dataset.h"
 #include "nn.h"
@@ -131,7 +131,8 @@ int main(int argc, char **argv)
     struct flags f = {.about = "Trains conv 3x3 1->32, ReLU, pool, conv 3x3 32->64, ReLU, pool, "
                                "1600->128, ReLU, 128->10,\nand tests it after each epoch."};
     train_flags_add(&f, &o);
-    flags_add(&f, conv_path_flag(&o.conv));
+    int conv = CONV_AUTO;
+    flags_add(&f, conv_path_flag(&conv));
     struct views v = {0};
     flags_add(&f, flag_output("--filters", "FILE", &v.filters,
                               "after training, conv1's 32 3x3 filters (a CSV matrix for gnuplot)"));
@@ -143,11 +144,13 @@ int main(int argc, char **argv)
     int rc = flags_parse(&f, argc, argv);
     if (rc != 0)
         return rc == 1 ? 0 : rc;
-    // 1x1 takes none of this network's 3×3 layers: it would run as im2col.
-    if (o.conv == CONV_1X1)
-        return flags_fail(&f, "--conv 1x1 takes none of this network's 3x3 convolutions: "
-                              "use auto, im2col or direct");
+    // A path that takes none of this network's 3×3 layers (1x1) would run
+    // as another: say so instead.
     char err[256];
+    struct conv_shape conv1 = {1, 28, 28, 32, 3, 3, 1, 0};
+    if (conv_path_check(conv, &conv1, "this network's 3x3 convolutions", err, sizeof err) != 0)
+        return flags_fail(&f, "%s", err);
+    o.conv = conv_path_of((enum conv_path_id)conv);
     if (train_options_check(&o, err, sizeof err) != 0)
         return flags_fail(&f, "%s", err);
     // The CSV's backend column: the conv path, and the GEMM backend when it
