@@ -33,7 +33,7 @@ include tools/book.mk
 
 .DEFAULT_GOAL := all
 
-.PHONY: all deps test-deps build bench plots book check-book datasets help clean \
+.PHONY: all deps test-deps build bench plots book check-book datasets help clean handout \
         test test-run test-neon test-avx512 reference fuzz-idx
 
 all: deps
@@ -145,6 +145,12 @@ fuzz-idx:
 	$(BUILD)/fuzz/fuzz_idx -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 	  $(BUILD)/fuzz/idx-corpus tests/fuzz/idx-seeds
 
+# The class's handout (tools/make_handout.py): the repository with every
+# answer out, and every stage's kit, with the student edition of the book.
+handout:
+	@$(MAKE) --no-print-directory book EDITION=student
+	python3 tools/make_handout.py . $(BUILD)/handout --book $(BUILD)/book-student
+
 clean:
 	rm -rf build
 
@@ -208,6 +214,9 @@ help:
 	@echo "                       than the last change to their code; STRICT=1: errors);"
 	@echo "                       print each chapter's prose"
 	@echo "                       words (code left out) and fail above 6,000"
+	@echo "  make handout         build/handout/: the repository with every answer taken"
+	@echo "                       out, for a class, and every stage's kit (the appendix"
+	@echo "                       \"For instructors\" says when to release each)"
 	@echo "  make datasets        Fashion-MNIST, MNIST digits and the sample, checked, into"
 	@echo "                       build/datasets/ (or DATA_DIR=); says where each came from"
 	@echo "  make fuzz-idx        fuzz the IDX reader for FUZZ_SECONDS=60 (clang, libFuzzer)"

@@ -118,7 +118,7 @@ plot:
 TEST_DRIVER_DIR := $(BIN)/test-drivers-$(notdir $(CC))
 TEST_DRIVERS := $(patsubst %.c,$(TEST_DRIVER_DIR)/%,$(TESTED_DRIVERS))
 test:
-	@$(ROOT)/tools/deps.sh test quiet
+	@$(ROOT)/tools/deps.sh stage quiet
 	$(MAKE) --no-print-directory MODE=test test-build
 	GEMM_STRASSEN_RULE= LSAN_OPTIONS=suppressions=$(abspath $(ROOT)/tests/lsan.supp):print_suppressions=0 \
 	  TEST_DRIVERS=$(abspath $(TEST_DRIVER_DIR)) \

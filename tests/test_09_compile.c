@@ -65,6 +65,16 @@ static double apply(enum lazy_op op, double a, double b)
     }
 }
 
+// The dot product of k values of x and of y, each `step` apart: a row of
+// one matrix and a column of another.
+static double dot(int k, const double *x, long x_step, const double *y, long y_step)
+{
+    double s = 0.0;
+    for (int p = 0; p < k; p++)
+        s += x[p * x_step] * y[p * y_step];
+    return s;
+}
+
 static double *ref(const struct lazy_node *n)
 {
     double *out = malloc(sizeof(double) * (size_t)n->size), *a = NULL, *b = NULL;
@@ -99,12 +109,8 @@ static double *ref(const struct lazy_node *n)
     case LAZY_MATMUL: {
         int m = x->shape[0], k = x->shape[1], nn = y->shape[1];
         for (int i = 0; i < m; i++)
-            for (int c = 0; c < nn; c++) {
-                double s = 0.0;
-                for (int p = 0; p < k; p++)
-                    s += a[(long)i * k + p] * b[(long)p * nn + c];
-                out[(long)i * nn + c] = s;
-            }
+            for (int c = 0; c < nn; c++)
+                out[(long)i * nn + c] = dot(k, a + (long)i * k, 1, b + c, nn);
         break;
     }
     case LAZY_RESHAPE:

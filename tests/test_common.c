@@ -1021,8 +1021,11 @@ Test(book, a_function_on_the_path_neither_shown_nor_named_fails)
 }
 
 // Each stage's kit builds, fails its tasks' tests on the stubs, and passes
-// with the solutions put back. (That the student edition holds no answer
-// is the_student_edition_holds_no_answer, for every task at once.)
+// with the solutions put back, graded as Gradescope grades it: the stubs'
+// results.json valid by the spec's fields, every task 0 and no speed score;
+// the solution's every task in full and a speed score (tools/kit-roundtrip.sh).
+// (That the student edition holds no answer is
+// the_student_edition_holds_no_answer, for every task at once.)
 static void round_trip(const char *stage)
 {
     char command[256], log[64];
@@ -1078,7 +1081,8 @@ Test(kit, stage_09_round_trip, .timeout = 900)
     round_trip("09_compile");
 }
 
-// The grading platforms on stage 01's kit: the stubs' results.json by
+// The grading platforms end to end on stage 01's kit (the round trips above
+// grade every stage's kit in results.json): the stubs' results.json by
 // Gradescope's fields (every task 0, no speed score), run_autograder in a
 // scratch Gradescope layout with the solution submitted (every task in full,
 // a speed score), and the Classroom workflow's steps run on stubs and

@@ -3,11 +3,13 @@
 # Debian/Ubuntu (apt-get as root, or through sudo), and otherwise prints the
 # exact command to run and fails.
 #
-#   tools/deps.sh build|test|all|cross|datasets|fuzz|compare|blas [quiet]
+#   tools/deps.sh build|stage|test|all|cross|datasets|fuzz|compare|blas [quiet]
 #
 # quiet: print nothing when everything is there (the per-stage check).
 #
-# build: compile and benchmark; test: + Criterion, pandoc for the book check;
+# build: compile and benchmark; stage: + Criterion, a stage's own tests (what
+# a kit's build, tests and grade need, and no more: a grading machine has no
+# pandoc); test: + pandoc for the book check;
 # all: + gnuplot, pandoc and weasyprint for plots and the book;
 # cross: the AArch64 cross compiler and qemu, to build and test the NEON code,
 # and SIMDe, to test the AVX-512 code on a CPU without it;
@@ -24,7 +26,8 @@ quiet="${2:-}"
 
 # "package:command-or-file" pairs; the second part is what we probe for.
 build="gcc:gcc make:make pkg-config:pkg-config libopenblas-dev:openblas_config.h python3:python3 zlib1g-dev:/usr/include/zlib.h"
-test="libcriterion-dev:/usr/include/criterion/criterion.h pandoc:pandoc"
+criterion="libcriterion-dev:/usr/include/criterion/criterion.h"
+test="$criterion pandoc:pandoc"
 book="gnuplot-nox:gnuplot pandoc:pandoc weasyprint:weasyprint"
 cross="gcc-aarch64-linux-gnu:aarch64-linux-gnu-gcc qemu-user:qemu-aarch64 libsimde-dev:/usr/include/simde/x86/avx512.h"
 datasets="dataset-fashion-mnist:/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"
@@ -34,6 +37,7 @@ blas="libblas-test:blas/xblat3s"
 
 case "$want" in
 build) list="$build" ;;
+stage) list="$build $criterion" ;;
 test) list="$build $test" ;;
 all) list="$build $test $book" ;;
 cross) list="$cross" ;;
@@ -41,7 +45,7 @@ datasets) list="$datasets" ;;
 fuzz) list="$fuzz" ;;
 compare) list="$compare" ;;
 blas) list="$blas" ;;
-*) echo "usage: tools/deps.sh build|test|all|cross|datasets|fuzz|compare|blas" >&2; exit 2 ;;
+*) echo "usage: tools/deps.sh build|stage|test|all|cross|datasets|fuzz|compare|blas" >&2; exit 2 ;;
 esac
 
 # OpenBLAS's headers live under the target triplet on Debian; netlib's

@@ -304,7 +304,7 @@ else
 build test: deps
 \t@$(MAKE) --no-print-directory -C $(STAGE) $@
 deps:
-\t@tools/deps.sh test
+\t@tools/deps.sh stage
 {datasets}book:
 \t@{book}
 help:

@@ -33,8 +33,12 @@ sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True
 import grade_platform  # noqa: E402
 
-# Ubuntu 22.04's names for what a kit's tests and grade need.
-PACKAGES = "build-essential make python3 libopenblas-dev libcriterion-dev zlib1g-dev"
+# Ubuntu 22.04's names for what a kit's tests and grade need: what
+# `tools/deps.sh stage` checks (gcc, make, pkg-config, OpenBLAS, python3,
+# zlib, Criterion), each a package of jammy (OpenBLAS and Criterion are in
+# its universe component). No pandoc: a kit's tests do not build the book.
+PACKAGES = ("build-essential make pkg-config python3 libopenblas-dev libcriterion-dev "
+            "zlib1g-dev")
 CORRECTNESS, SPEED = grade_platform.CORRECTNESS, grade_platform.SPEED
 
 SETUP = """\

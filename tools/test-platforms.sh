@@ -46,6 +46,14 @@ modes = {i.filename: i.external_attr >> 16 for i in zipfile.ZipFile(sys.argv[1])
 assert all(modes.get(f, 0) & 0o111 for f in ("setup.sh", "run_autograder")), modes
 PY
 grep -q 'useradd' "$tmp/ag/source/setup.sh" || die "setup.sh makes no user to run the code as"
+# setup.sh installs every package a kit's build and tests check for
+# (tools/deps.sh stage; gcc comes in build-essential): the code runs as a
+# user who cannot install what is missing.
+for pkg in $(sed -n 's/^\(build\|criterion\)="\(.*\)"$/\2/p' "$root/tools/deps.sh" |
+             tr ' ' '\n' | sed 's/:.*//; s/^gcc$/build-essential/'); do
+    grep -q "install.* $pkg\( \|$\)" "$tmp/ag/source/setup.sh" ||
+        die "setup.sh does not install $pkg, which tools/deps.sh stage checks for"
+done
 grep -q 'runuser' "$tmp/ag/source/run_autograder" || die "run_autograder does not drop root"
 # The submission: the task files with the book's solutions, flat, as a
 # student uploads them.

@@ -14,6 +14,8 @@
 
 #include <stddef.h>
 
+#include "naive.h"
+
 static int min(int a, int b)
 {
     return a < b ? a : b;
@@ -40,17 +42,12 @@ static void full_tile(int k, const float *A, int lda, const float *B, int ldb, f
 }
 // end listing
 
-// A smaller block at the right or bottom edge: plain dot products.
+// A smaller block at the right or bottom edge: plain dot products, the
+// naive loops of chapter 1 on the mr×nr block.
 static void edge_tile(int mr, int nr, int k, const float *A, int lda, const float *B, int ldb,
                       float *C, int ldc)
 {
-    for (int i = 0; i < mr; i++)
-        for (int j = 0; j < nr; j++) {
-            float sum = 0.0f;
-            for (int p = 0; p < k; p++)
-                sum += A[(size_t)i * lda + p] * B[(size_t)p * ldb + j];
-            C[(size_t)i * ldc + j] = sum;
-        }
+    matmul_ijk(mr, nr, k, A, lda, B, ldb, C, ldc);
 }
 
 // C = A·B tile by tile: full tiles in registers, the ragged edges plainly.
