@@ -204,11 +204,10 @@ struct tensor *tape_op_open(struct tape *t, const struct tape_op *op, int ndim,
 // NULL or with the error set.
 struct tensor *tape_op_close(struct tape *t, const struct tape_op *op, struct tensor *out);
 
-// The calls beneath tape_op_open, which an op need not make itself (the
-// convolutions of conv2d.c still do): an output tensor whose requires_grad
-// is set when recording and a or b needs a gradient (the op's moment
-// begins; the op reads a and b, NULL for none), and a third input x read
-// too. NULL or -1 with the error set.
+// The calls beneath tape_op_open, which an op need not make itself: an
+// output tensor whose requires_grad is set when recording and a or b needs
+// a gradient (the op's moment begins; the op reads a and b, NULL for
+// none), and a third input x read too. NULL or -1 with the error set.
 struct tensor *tape_output(struct tape *t, int ndim, const int *shape,
                            const struct tensor *a, const struct tensor *b);
 int tape_use(struct tape *t, const struct tensor *x);
@@ -220,9 +219,9 @@ int tape_use(struct tape *t, const struct tensor *x);
 void *tape_scratch(struct tape *t, size_t bytes);
 void *tape_save(struct tape *t, size_t bytes);
 
-// Beneath tape_op_close (conv2d.c calls it directly): appends a node for out
-// (call it only when out->requires_grad), every NEEDS_* bit set. NULL when
-// out of memory, with the error set.
+// Beneath tape_op_close: appends a node for out (call it only when
+// out->requires_grad), every NEEDS_* bit set. NULL when out of memory, with
+// the error set.
 struct tape_node *tape_record(struct tape *t, const char *op, tape_backward_fn *backward,
                               struct tensor *out, struct tensor *a, struct tensor *b);
 

@@ -417,9 +417,10 @@ int conv_1x1_path_forward(const struct conv_forward_call *f)
 }
 // end listing
 
-// The shared opening: the shapes checked, the output and the saved ints
-// made, the path chosen; then one call through the path's row.
-static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward_fn *backward,
+// The shared opening: the shapes checked, the op opened on the tape (its
+// output, its saved ints), the path chosen; then one call through the
+// path's row, and the op closed.
+static struct tensor *conv_forward(struct tape *t, const char *name, tape_backward_fn *backward,
                                    struct tensor *x, struct tensor *w, struct tensor *bias,
                                    int stride, int pad, int relu, int pool)
 {
@@ -434,18 +435,21 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
                          "%s: x is %s, w is %s, bias is %s, stride %d, pad %d (want n×c×h×w, "
                          "oc×c×kh×kw and oc, stride ≥ 1, pad ≥ 0, and a filter no larger than "
                          "the padded image)",
-                         op, sx, sw, sb, stride, pad);
+                         name, sx, sw, sb, stride, pad);
     }
     struct conv_dims d = dims_of(x, w, stride, pad);
     if (pool && (d.ph < 1 || d.pw < 1))
-        return tape_fail(t, "%s: the convolution's output is %d×%d, too small to pool 2×2", op,
+        return tape_fail(t, "%s: the convolution's output is %d×%d, too small to pool 2×2", name,
                          d.oh, d.ow);
-    struct tensor *y = pool ? tape_output(t, 4, (int[]){d.n, d.oc, d.ph, d.pw}, x, w)
-                            : tape_output(t, 4, (int[]){d.n, d.oc, d.oh, d.ow}, x, w);
-    if (!y || tape_use(t, bias) != 0)
+    // dW reads x, dx reads w; the fused ReLU reads its saved mask, not y;
+    // the fused pooling reads the pooled y (was its maximum above zero).
+    struct tape_op op = {.name = name, .backward = backward, .in = {x, w, bias},
+                         .needs = (w->requires_grad ? NEEDS_IN0 : 0) |
+                                  (x->requires_grad ? NEEDS_IN1 : 0) | (pool ? NEEDS_OUT : 0)};
+    int yshape[4] = {d.n, d.oc, pool ? d.ph : d.oh, pool ? d.pw : d.ow};
+    struct tensor *y = tape_op_open(t, &op, 4, yshape);
+    if (!y)
         return NULL;
-    if (tape_recording(t) && bias->requires_grad)
-        y->requires_grad = 1;
     // The saved ints and, from byte KEPT_AT on, one code per pooled element
     // (the forward writes the codes whether or not the tape records) or the
     // fused ReLU's mask (only when recording).
@@ -454,10 +458,11 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
                        : keep_mask_bits ? (size_t)d.n * d.oc * mask_row(d.P) : 0;
     int *saved = tape_save(t, KEPT_AT + kept);
     if (!saved)
-        return tape_fail(t, "%s: out of memory for the tape", op);
+        return tape_fail(t, "%s: out of memory for the tape", name);
     saved[SAVED_STRIDE] = stride;
     saved[SAVED_PAD] = pad;
     saved[SAVED_POOL] = pool;
+    op.ints = saved;
     const struct tape_config *cfg = tape_config(t);
     struct conv_shape shape = {d.c, d.h, d.w, d.oc, d.kh, d.kw, stride, pad};
     const struct conv_path *path = conv_choose(cfg->conv, &shape);
@@ -467,22 +472,10 @@ static struct tensor *conv_forward(struct tape *t, const char *op, tape_backward
     unsigned char *at = (unsigned char *)saved + KEPT_AT;
     struct conv_out o = {y->data, pool ? at : NULL, relu, keep_mask_bits ? at : NULL, v,
                          relu_pool_plane_kernel(cfg->isa)};
-    struct conv_forward_call call = {t, op, &d, cfg, x->data, w->data, bias->data, &o};
+    struct conv_forward_call call = {t, name, &d, cfg, x->data, w->data, bias->data, &o};
     if (path->forward(&call) != 0)
         return NULL;
-
-    if (y->requires_grad) {
-        struct tape_node *node = tape_record(t, op, backward, y, x, w);
-        if (!node)
-            return tape_fail(t, "%s: out of memory for the tape", op);
-        node->in[2] = bias;
-        node->ints = saved;
-        // dW reads x, dx reads w; the fused ReLU reads its saved mask, not y;
-        // the fused pooling reads the pooled y (was its maximum above zero).
-        node->needs = (w->requires_grad ? NEEDS_IN0 : 0) | (x->requires_grad ? NEEDS_IN1 : 0) |
-                      (pool ? NEEDS_OUT : 0);
-    }
-    return y;
+    return tape_op_close(t, &op, y);
 }
 
 // listing: conv_gather_dy
