@@ -16,7 +16,7 @@ fi
 # row to the kernel table in tests/neon/test_neon.c.
 SRCS="tests/neon/test_neon.c
       common/base/mat.c common/base/cpu.c
-      common/loops/simd.c common/loops/simd_scalar.c common/loops/simd_neon.c
+      common/loops/naive.c common/loops/simd.c common/loops/simd_scalar.c common/loops/simd_neon.c
       common/loops/simd_avx2.c common/loops/simd_avx512.c stages/03_simd/autovec_neon.c
       common/gemm/gemm.c common/gemm/gemm_small.c common/gemm/gemm_packed.c common/gemm/gemm_parallel.c
       common/gemm/gemm_pack.c common/gemm/gemm_macro.c common/gemm/gemm_operand.c
