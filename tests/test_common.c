@@ -163,8 +163,12 @@ Test(harness, writes_the_csv_of_the_design)
         "\nkernel,isa,threads,m,n,k,seconds,gflops,pct_peak,vs_openblas,yardstick,slow\n";
     cr_assert_not_null(strstr(text, header), "the column header row is not exact");
 
-    // Rows: per size, OpenBLAS at 1 and 2 threads, then the two kernels.
-    int rows = 0, openblas_rows = 0;
+    // Result rows: per size, OpenBLAS at 1 and 2 threads, then the two
+    // kernels. One round is asked for; when its yardstick ran slow (another
+    // process on the machine) the round is measured again, and then each
+    // round's rows (KERNEL/roundN) come before the results, one of them
+    // marked slow.
+    int rows = 0, openblas_rows = 0, round_rows = 0, slow_rows = 0;
     for (char *line = strtok(strstr(text, header) + strlen(header), "\n"); line;
          line = strtok(NULL, "\n")) {
         char kernel[64], isa[16];
@@ -175,6 +179,14 @@ Test(harness, writes_the_csv_of_the_design)
         cr_assert_eq(got, 10, "bad row: %s", line);
         cr_assert(seconds > 0.0 && gflops > 0.0 && pct > 0.0 && ratio > 0.0, "row: %s", line);
         cr_assert(m == n && n == k && (m == 16 || m == 33));
+        char *round = strstr(kernel, "/round");
+        if (round) {
+            int r = atoi(round + 6);
+            cr_assert(r == 1 || r == 2, "one round asked for, one re-run at most: %s", line);
+            round_rows++;
+            slow_rows += strcmp(strrchr(line, ','), ",1") == 0;
+            continue;
+        }
         if (strcmp(kernel, "openblas") == 0) {
             openblas_rows++;
             cr_assert(fabs(ratio - 1.0) < 1e-9, "OpenBLAS against itself: %s", line);
@@ -187,6 +199,9 @@ Test(harness, writes_the_csv_of_the_design)
     }
     cr_assert_eq(rows, 8);
     cr_assert_eq(openblas_rows, 4);
+    // A size measured again has both rounds' rows, 4 each, the slow one marked.
+    cr_assert(round_rows % 8 == 0 && round_rows <= 16, "%d round rows", round_rows);
+    cr_assert_eq(slow_rows, round_rows / 2, "%s", text);
     remove(csv);
 }
 
