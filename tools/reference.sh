@@ -42,7 +42,7 @@ build|3|build|
 stage-01 bench|3|stage-01 bench FULL=1|stage-01.csv
 stage-02 bench, tile sweep|3|stage-02 bench FULL=1 && stage-02 run|stage-02.csv stage-02-sweep.csv
 stage-03 bench|2|stage-03 bench FULL=1|stage-03.csv
-stage-04 bench, blocking, staircase|4|stage-04 bench FULL=1 && stage-04 run && stage-04 staircase|stage-04.csv stage-04-blocking.csv stage-04-staircase.csv
+stage-04 bench (with its staircase), blocking|4|stage-04 bench FULL=1 && stage-04 run|stage-04.csv stage-04-blocking.csv stage-04-staircase.csv
 stage-05 bench, scaling, paths|4|stage-05 bench FULL=1 && stage-05 run && stage-05 paths|stage-05.csv stage-05-shapes.csv stage-05-scaling.csv stage-05-paths.csv
 stage-05 strassen|3|stage-05 strassen|stage-05-strassen.csv stage-05-strassen-error.csv
 stage-05 preload|4|stage-05 preload|stage-05-preload.csv stage-05-preload-mlp.csv stage-05-preload-calls.csv stage-05-preload-profile.csv
