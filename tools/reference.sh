@@ -38,11 +38,11 @@ MAKE=${MAKE:-make}
 # step | budget in minutes | make arguments | files it writes in build/results
 steps() {
     cat <<'EOF'
-build|3|build|
+build, datasets|3|build && datasets|
 stage-01 bench|3|stage-01 bench FULL=1|stage-01.csv
 stage-02 bench, tile sweep|3|stage-02 bench FULL=1 && stage-02 run|stage-02.csv stage-02-sweep.csv
 stage-03 bench|2|stage-03 bench FULL=1|stage-03.csv
-stage-04 bench, blocking, staircase|4|stage-04 bench FULL=1 && stage-04 run && stage-04 staircase|stage-04.csv stage-04-blocking.csv stage-04-staircase.csv
+stage-04 bench (with its staircase), blocking|4|stage-04 bench FULL=1 && stage-04 run|stage-04.csv stage-04-blocking.csv stage-04-staircase.csv
 stage-05 bench, scaling, paths|4|stage-05 bench FULL=1 && stage-05 run && stage-05 paths|stage-05.csv stage-05-shapes.csv stage-05-scaling.csv stage-05-paths.csv
 stage-05 strassen|3|stage-05 strassen|stage-05-strassen.csv stage-05-strassen-error.csv
 stage-05 preload|4|stage-05 preload|stage-05-preload.csv stage-05-preload-mlp.csv stage-05-preload-calls.csv stage-05-preload-profile.csv
@@ -90,7 +90,14 @@ wanted() {
         END { exit found ? 0 : 1 }'
 }
 
-commit=$(git -C "$root" describe --always --dirty --abbrev=12 --exclude '*' 2>/dev/null || echo unknown)
+# The commit measured; "-dirty" when the code has changes not committed. The
+# run's own results in plots/data/ do not count: a run cut short and resumed
+# with STEPS= measures the same code.
+commit=$(git -C "$root" describe --always --abbrev=12 --exclude '*' 2>/dev/null || echo unknown)
+if [ "$commit" != unknown ] &&
+   [ -n "$(git -C "$root" status --porcelain --untracked-files=no -- . ':!plots/data' 2>/dev/null)" ]; then
+    commit=$commit-dirty
+fi
 RUN_COMMIT=${RUN_COMMIT:-$commit}
 RUN_ID=${RUN_ID:-$(date -u +%Y-%m-%dT%H%MZ)-$(hostname -s 2>/dev/null || echo host)-$RUN_COMMIT}
 export RUN_ID RUN_COMMIT
@@ -112,8 +119,9 @@ if [ -n "${DRY:-}" ]; then
     echo "reference: DRY=1: nothing run"
     exit 0
 fi
-if [ -z "${QUICK:-}" ]; then
-    # Our programs measure the peak afresh: nothing from another run.
+if [ -z "${QUICK:-}" ] && [ -z "${STEPS:-}" ]; then
+    # Our programs measure the peak afresh: nothing from another run. A run
+    # resumed with STEPS= keeps the peak its first steps were measured with.
     rm -f "$root/build/peak.csv"
 fi
 

@@ -201,6 +201,25 @@ void peak_cache_use(const char *path)
     snprintf(cache_path, sizeof cache_path, "%s", path ? path : "");
 }
 
+// A cached peak is believed by every later program of the build, so one
+// disturbed moment (the host taking the core's sibling for a tenth of a
+// second) would put every "% of peak" of a whole run wrong. It is measured
+// CACHE_TRIES times, a pause apart, and the fastest kept: nothing makes the
+// loops faster than the hardware allows.
+enum { CACHE_TRIES = 5 };
+
+static struct peak peak_measure_for_cache(enum isa isa, int threads)
+{
+    struct peak best = peak_measure(isa, threads);
+    for (int i = 1; i < CACHE_TRIES; i++) {
+        nanosleep(&(struct timespec){0, 200 * 1000 * 1000}, NULL);
+        struct peak p = peak_measure(isa, threads);
+        if (p.gflops > best.gflops)
+            best = p;
+    }
+    return best;
+}
+
 struct peak peak_get(enum isa isa, int threads)
 {
     int slot = threads <= REMEMBERED_THREADS ? threads : 0;
@@ -208,10 +227,14 @@ struct peak peak_get(enum isa isa, int threads)
         return remembered[isa][slot];
     const char *path = cache_path;
     struct peak p;
-    if (!(path && *path && cache_read(path, isa, threads, &p) == 0)) {
+    if (path && *path) {
+        if (cache_read(path, isa, threads, &p) != 0) {
+            p = peak_measure_for_cache(isa, threads);
+            if (p.gflops > 0.0)
+                cache_append(path, &p);
+        }
+    } else {
         p = peak_measure(isa, threads);
-        if (path && *path && p.gflops > 0.0)
-            cache_append(path, &p);
     }
     if (slot)
         remembered[isa][slot] = p;
