@@ -27,6 +27,9 @@ $(STAGE_TARGETS):
 
 else
 
+# A commit given to make (a resumed make reference); else tools/reference.sh
+# works it out itself, leaving the run's own results out of "-dirty".
+RUN_COMMIT_GIVEN := $(RUN_COMMIT)
 include common/build.mk
 include common/blas/blas.mk
 include tools/book.mk
@@ -67,7 +70,8 @@ bench:
 # DRY=1 prints the plan; QUICK=1 runs each step's smallest version into
 # build/reference-quick/; STEPS=3,7-9 only those steps.
 reference:
-	@DRY="$(DRY)" QUICK="$(QUICK)" STEPS="$(STEPS)" OUT="$(OUT)" MAKE="$(MAKE)" tools/reference.sh
+	@DRY="$(DRY)" QUICK="$(QUICK)" STEPS="$(STEPS)" OUT="$(OUT)" MAKE="$(MAKE)" \
+	  RUN_COMMIT="$(RUN_COMMIT_GIVEN)" tools/reference.sh
 
 # One test program holds every stage's tests and the common ones, built with
 # the sanitizers and -Werror, so `make test` ends with one Criterion summary.

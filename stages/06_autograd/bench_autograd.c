@@ -259,11 +259,21 @@ static void measure(struct run *r, const struct gemm_backend *be, enum isa isa,
                     enum memory_mode mode, const struct model *m, int batch, float *want_loss)
 {
     struct net n;
-    struct tape_config config = {.gemm = &recorder, .conv = NULL, .isa = isa,
-                                 .memory = mode};
+    // From the default, so that the tape's GEMM context (its kernels) is
+    // the one for isa, as tape_new requires.
+    struct tape_config config = tape_config_default();
+    config.gemm = &recorder;
+    config.memory = mode;
+    tape_config_set_isa(&config, isa);
     struct tape *t = tape_new(&config);
     real = be;
-    if (!t || net_init(&n, m, batch) != 0) {
+    if (!t) {
+        fprintf(stderr, "error: no tape for %s on %s with memory %s\n", m->name,
+                isa_name(isa), tape_memory_name(mode));
+        r->status = 1;
+        return;
+    }
+    if (net_init(&n, m, batch) != 0) {
         fprintf(stderr, "error: out of memory for %s at batch %d\n", m->name, batch);
         r->status = 1;
         tape_free(t);
