@@ -61,7 +61,9 @@ Inline numbers (an empty span with class result):
 
   A meta= key kept per ISA (fma_latency_cycles.avx2, fmas_per_cycle.avx512),
   named without its ISA, reads the widest ISA's: the file's isa_best, else
-  the widest with a measured peak. So a sentence holds on any machine.
+  the widest with a measured peak. So a sentence holds on any machine. A
+  file from before its `isas` and `isa_best` lines were written gets them
+  from its peak.ISA.1 lines.
 
   []{.result results="stage-08-compare-train" where="framework=ours" last="epoch" column="test_acc"}
 
@@ -1489,6 +1491,24 @@ local function summed_up(stat, col, rows, fmt, label)
   return format_value(col, string.format("%.17g", v), fmt)
 end
 
+-- A `#` line's value. A key kept per ISA, named without one, is the widest
+-- ISA's (fma_latency_cycles: fma_latency_cycles.avx2 on a machine without
+-- AVX-512). A file from before isas and isa_best were written gets them
+-- from its peak.ISA.1 lines.
+local function meta_value(t, key)
+  if t.meta[key] ~= nil then return t.meta[key] end
+  local widest = signature(t).isa
+  if key == "isa_best" then return widest end
+  if key == "isas" then
+    local list = {}
+    for _, isa in ipairs({ "scalar", "avx2", "avx512", "neon" }) do
+      if runs_isa(t, isa) then list[#list + 1] = isa end
+    end
+    return #list > 0 and table.concat(list, ",") or nil
+  end
+  return widest and t.meta[key .. "." .. widest] or nil
+end
+
 local function result_span(el)
   local a = el.attributes
   local t, label
@@ -1514,11 +1534,7 @@ local function result_span(el)
     return pandoc.Str(machine_described(t))
   end
   if a.meta and a.meta ~= "" then
-    local v = t.meta[a.meta]
-    -- a key kept per ISA, named without one: the widest ISA's
-    -- (fma_latency_cycles: fma_latency_cycles.avx2 on a machine without AVX-512)
-    local widest = signature(t).isa
-    if v == nil and widest then v = t.meta[a.meta .. "." .. widest] end
+    local v = meta_value(t, a.meta)
     if v == nil then fail(string.format("%s: no '# %s:' header line", label, a.meta)) end
     return pandoc.Str(v)
   end
