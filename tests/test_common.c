@@ -773,6 +773,46 @@ Test(book, a_held_back_openblas_is_noted_under_its_table)
                  1, "a note under a table measured with OpenBLAS on its best path");
 }
 
+// A table of kernels by ISA marked untimed="avx512" says, under it, that
+// a machine without AVX-512 did not time those kernels and where they are
+// tested; on a machine with AVX-512 it adds nothing. A table of the AVX-512
+// kernel alone is the note alone there, not an error. A meta= key kept per
+// ISA, named without one, reads the widest ISA's; a file from before the
+// isas and isa_best lines gets them from its peaks.
+Test(book, kernels_a_machine_does_not_run_are_noted_as_not_timed)
+{
+    cr_assert_eq(sh("BOOK_ROOT=. pandoc -f markdown --lua-filter tools/book.lua -t plain "
+                    "--wrap=none tests/book/untimed.md >$T/book-untimed.txt 2>&1"),
+                 0, "%s", read_file(tmp_path("book-untimed.txt")));
+    const char *out = read_file(tmp_path("book-untimed.txt"));
+    const char *note = "Not timed on this machine: it has no AVX-512, so the AVX-512 kernels "
+                       "have no rows; make test-avx512 tests them under emulation.";
+    const char *with = strstr(out, "First, the machine that runs AVX-512");
+    const char *without = strstr(out, "Then the machine that does not");
+    const char *alone = strstr(out, "The AVX-512 kernel alone");
+    cr_assert(with && without && alone && with < without && without < alone, "%s", out);
+    // Nothing under the table of the machine with AVX-512, where its column has numbers.
+    cr_assert_null(memmem(with, (size_t)(without - with), "Not timed", 9), "%s", out);
+    cr_assert_not_null(memmem(with, (size_t)(without - with), "144.3", 5), "%s", out);
+    const char *first = strstr(without, note);
+    cr_assert(first && first < alone, "want '%s' under the second table in:\n%s", note, out);
+    // The table of the AVX-512 kernel alone: the note, and no table.
+    cr_assert_not_null(strstr(alone, note), "%s", out);
+    cr_assert_null(strstr(alone, "AVX-512 alone"), "%s", out);
+    cr_assert_not_null(strstr(out, "Latency 4.00 and 4.05 cycles; 1.43 FMAs per cycle."), "%s",
+                       out);
+    cr_assert_not_null(strstr(out, "before the isas line: avx2,avx512, widest avx512."), "%s", out);
+    cr_assert_eq(sh("BOOK_ROOT=. pandoc -f markdown --lua-filter tools/book.lua -t plain "
+                    "tests/book/good.md 2>&1 | grep -q 'Not timed'"),
+                 1, "a note under a table without untimed=");
+    cr_assert_neq(sh("printf '%s\\n' '```{.results-table file=\"tests/book/untimed-avx2.csv\" "
+                     "untimed=\"sse\"}' '```' | BOOK_ROOT=. pandoc -f markdown --lua-filter "
+                     "tools/book.lua -t plain >/dev/null 2>$T/book-untimed-err.txt"),
+                  0);
+    cr_assert_not_null(strstr(read_file(tmp_path("book-untimed-err.txt")), "avx512 and neon"),
+                       "%s", read_file(tmp_path("book-untimed-err.txt")));
+}
+
 // A figure with caption="drawn" takes the caption its plot script wrote
 // beside the plot (build/plots/NAME.caption); outside check mode a missing
 // one is an error, and so is another value of caption=.

@@ -40,6 +40,15 @@ Tables from CSV (a code block with class results-table or csv-table):
   of COL (last="epoch": the final epoch, however many a run trained).
   A CSV whose header has an `openblas_note` line (OpenBLAS held to a lesser
   path than the CPU runs) gets that note in a paragraph under its table.
+  untimed="avx512" (or neon, or both, comma-separated) marks a table of
+  kernels by ISA: when the file's `# isas:` line lacks one (in a file
+  without that line: when it has no peak.ISA.1 line), a paragraph under the
+  table says so: "Not timed on this machine: it has no AVX-512, so the
+  AVX-512 kernels have no rows; `make test-avx512` tests them under
+  emulation." When the machine runs it, nothing is added. Where where=
+  selects no row at all (a table of the AVX-512 kernels alone), the note
+  stands in place of the table, rather than the error it would be without
+  untimed=. "Your machine"'s table gets its own note, from its own file.
 
 Inline numbers (an empty span with class result):
 
@@ -48,6 +57,13 @@ Inline numbers (an empty span with class result):
   []{.result results="stage-01" meta="machine"}   (the machine, named from the
                                                    file's `#` lines: cpu, family
                                                    and model, cores, ISA, caches)
+  []{.result results="stage-03" meta="fma_latency_cycles"}
+
+  A meta= key kept per ISA (fma_latency_cycles.avx2, fmas_per_cycle.avx512),
+  named without its ISA, reads the widest ISA's: the file's isa_best, else
+  the widest with a measured peak. So a sentence holds on any machine. A
+  file from before its `isas` and `isa_best` lines were written gets them
+  from its peak.ISA.1 lines.
 
   []{.result results="stage-08-compare-train" where="framework=ours" last="epoch" column="test_acc"}
 
@@ -1076,6 +1092,51 @@ local function openblas_note(t)
   return pandoc.Para(inlines)
 end
 
+-- untimed="avx512": a table of kernels by ISA, some of which its machine
+-- may not run. Such kernels have no rows in the file (the benchmark skips
+-- what the CPU cannot run), so the table says why, under it, and where
+-- those kernels are tested instead.
+local UNTIMED = {
+  avx512 = { name = "AVX-512", test = "make test-avx512", how = "under emulation" },
+  neon = { name = "NEON", test = "make test-neon", how = "under qemu" },
+}
+
+-- Whether a results file's machine runs an ISA: its `# isas:` line, or in
+-- a file from before that line was written, a measured peak for the ISA.
+local function runs_isa(t, isa)
+  local isas = t.meta.isas
+  if isas ~= nil and isas ~= "" then
+    for _, i in ipairs(split(isas, ",")) do
+      if trim(i) == isa then return true end
+    end
+    return false
+  end
+  return t.meta["peak." .. isa .. ".1"] ~= nil
+end
+
+-- The note under a table whose file's machine lacks an ISA untimed= names;
+-- nil when it runs them all.
+local function untimed_note(t, spec, label)
+  if spec == nil or spec == "" then return nil end
+  local blocks = {}
+  for _, isa in ipairs(split(spec, ",")) do
+    isa = trim(isa)
+    local u = UNTIMED[isa]
+    if u == nil then
+      fail(string.format("%s: untimed=\"%s\": the ISAs it takes are avx512 and neon", label, isa))
+    end
+    if not runs_isa(t, isa) then
+      local text = string.format("it has no %s, so the %s kernels have no rows; `%s` tests "
+        .. "them %s.", u.name, u.name, u.test, u.how)
+      local inlines = { pandoc.Strong({ pandoc.Str("Not timed on this machine:") }), pandoc.Space() }
+      for _, x in ipairs(inlines_of(text)) do inlines[#inlines + 1] = x end
+      blocks[#blocks + 1] = pandoc.Para(inlines)
+    end
+  end
+  if #blocks == 0 then return nil end
+  return blocks
+end
+
 -- ---------------------------------------------------------------------
 -- runs: the book's numbers come from one `make reference`, of the code as
 -- it is (book-runs=error|warn, check-book.sh --provenance; STRICT=1 errors)
@@ -1336,10 +1397,26 @@ local function not_other(path)
   end
 end
 
+-- A table and the notes its file calls for, under it: OpenBLAS held back,
+-- kernels untimed= names that its machine does not run. When where= selects
+-- only such kernels, the note stands alone in place of the table.
+local function noted_table(t, a, cap, label, id)
+  local untimed = untimed_note(t, a.untimed, label)
+  local blocks = {}
+  if untimed == nil or #keep_last(select_rows(t, parse_where(a.where, t, label)), a.last, t,
+      label) > 0 then
+    blocks[1] = build_table(t, a, cap, label, id)
+    blocks[2] = openblas_note(t)
+  end
+  for _, b in ipairs(untimed or {}) do blocks[#blocks + 1] = b end
+  return blocks
+end
+
 local function table_block(el)
   local a = {}
   for k, v in pairs(el.attributes) do a[k] = v end
   local base = inlines_of(a.caption)
+  local blocks
   if a.file and a.file ~= "" then
     not_other(a.file)
     local t = load_csv(a.file)
@@ -1348,32 +1425,29 @@ local function table_block(el)
     if reference ~= nil or (t.meta.cpu and t.meta.cpu ~= "") then
       cap = machine_caption(base, a.machine or "Reference machine", t)
     end
-    local tbl = build_table(t, a, cap, a.file, el.identifier)
-    local note = openblas_note(t)
-    if note then return pandoc.Div({ tbl, note }, pandoc.Attr("", { "results-pair" })) end
-    return tbl
-  end
-  local results = a.results
-  if results == nil or results == "" then
-    fail("results-table needs results=\"stage-NN\" or file=\"path.csv\"")
-  end
-  local ref = load_csv(ref_path(results), ref_path(results))
-  provenance(ref, ref_path(results))
-  local blocks = { build_table(ref, a, machine_caption(base, a.machine or "Reference machine", ref),
-    ref_path(results), el.identifier) }
-  blocks[#blocks + 1] = openblas_note(ref)
-  local mp = mine_path(results)
-  if not cfg.check and (a.mine or "yes") ~= "no" and file_exists(rooted(mp)) then
-    local ok, res = pcall(function()
-      local mine = load_csv(mp, mp)
-      return { build_table(mine, a, machine_caption(base, "Your machine", mine), mp,
-        el.identifier ~= "" and (el.identifier .. "-mine") or ""), openblas_note(mine) }
-    end)
-    if ok then
-      for _, b in ipairs(res) do blocks[#blocks + 1] = b end
-    else
-      local msg = (type(res) == "table" and res.msg) or tostring(res)
-      warn(msg .. " (your results table left out)")
+    blocks = noted_table(t, a, cap, a.file, el.identifier)
+  else
+    local results = a.results
+    if results == nil or results == "" then
+      fail("results-table needs results=\"stage-NN\" or file=\"path.csv\"")
+    end
+    local ref = load_csv(ref_path(results), ref_path(results))
+    provenance(ref, ref_path(results))
+    blocks = noted_table(ref, a, machine_caption(base, a.machine or "Reference machine", ref),
+      ref_path(results), el.identifier)
+    local mp = mine_path(results)
+    if not cfg.check and (a.mine or "yes") ~= "no" and file_exists(rooted(mp)) then
+      local ok, res = pcall(function()
+        local mine = load_csv(mp, mp)
+        return noted_table(mine, a, machine_caption(base, "Your machine", mine), mp,
+          el.identifier ~= "" and (el.identifier .. "-mine") or "")
+      end)
+      if ok then
+        for _, b in ipairs(res) do blocks[#blocks + 1] = b end
+      else
+        local msg = (type(res) == "table" and res.msg) or tostring(res)
+        warn(msg .. " (your results table left out)")
+      end
     end
   end
   if #blocks == 1 then return blocks[1] end
@@ -1417,6 +1491,24 @@ local function summed_up(stat, col, rows, fmt, label)
   return format_value(col, string.format("%.17g", v), fmt)
 end
 
+-- A `#` line's value. A key kept per ISA, named without one, is the widest
+-- ISA's (fma_latency_cycles: fma_latency_cycles.avx2 on a machine without
+-- AVX-512). A file from before isas and isa_best were written gets them
+-- from its peak.ISA.1 lines.
+local function meta_value(t, key)
+  if t.meta[key] ~= nil then return t.meta[key] end
+  local widest = signature(t).isa
+  if key == "isa_best" then return widest end
+  if key == "isas" then
+    local list = {}
+    for _, isa in ipairs({ "scalar", "avx2", "avx512", "neon" }) do
+      if runs_isa(t, isa) then list[#list + 1] = isa end
+    end
+    return #list > 0 and table.concat(list, ",") or nil
+  end
+  return widest and t.meta[key .. "." .. widest] or nil
+end
+
 local function result_span(el)
   local a = el.attributes
   local t, label
@@ -1442,7 +1534,7 @@ local function result_span(el)
     return pandoc.Str(machine_described(t))
   end
   if a.meta and a.meta ~= "" then
-    local v = t.meta[a.meta]
+    local v = meta_value(t, a.meta)
     if v == nil then fail(string.format("%s: no '# %s:' header line", label, a.meta)) end
     return pandoc.Str(v)
   end
