@@ -18,17 +18,12 @@
 # `make check-book` holds the book to one run id. OpenBLAS runs on its best
 # path for the CPU (OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset).
 #
-# The budgets are for two cores of the Zen 3 machine (AVX2, about 100
-# GFLOPS a core), estimated from the files of plots/data/ before this
-# script: a training step's budget is its epochs times the seconds an
-# epoch took there (the CNN 5.4-6.3 s on two threads, the MLP 0.45 s; an
-# epoch with a validation split 2.2 s), a race's is its probes (about 4 s
-# of steps for each of PyTorch's 48 arrangements of training and
-# inference) plus its rounds (3 rounds of 3 epochs of each side), a GEMM
-# sweep's is its sizes' flops at the GFLOPS the files show with the
-# repetitions the drivers take, each rounded up with a third to spare.
-# The whole is about 70 minutes; a step that overruns its budget by half
-# says so in its progress line.
+# The budgets are the minutes each step took in the run of 2026-11-29 on
+# two cores of an AMD EPYC Zen 3 (AVX2, about 95 GFLOPS a core), rounded:
+# 82 minutes in all. The GEMM sweeps of stages 04 and 05 take most of it:
+# three rounds at every size, and on that virtual machine more than half
+# the rounds ran slow by the yardstick and were measured again. A step that
+# overruns its budget by half says so in its progress line.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -38,27 +33,27 @@ MAKE=${MAKE:-make}
 # step | budget in minutes | make arguments | files it writes in build/results
 steps() {
     cat <<'EOF'
-build, datasets|3|build && datasets|
-stage-01 bench|3|stage-01 bench FULL=1|stage-01.csv
-stage-02 bench, tile sweep|3|stage-02 bench FULL=1 && stage-02 run|stage-02.csv stage-02-sweep.csv
-stage-03 bench|2|stage-03 bench FULL=1|stage-03.csv
-stage-04 bench (with its staircase), blocking|4|stage-04 bench FULL=1 && stage-04 run|stage-04.csv stage-04-blocking.csv stage-04-staircase.csv
-stage-05 bench, scaling, paths|4|stage-05 bench FULL=1 && stage-05 run && stage-05 paths|stage-05.csv stage-05-shapes.csv stage-05-scaling.csv stage-05-paths.csv
-stage-05 strassen|3|stage-05 strassen|stage-05-strassen.csv stage-05-strassen-error.csv
-stage-05 preload|4|stage-05 preload|stage-05-preload.csv stage-05-preload-mlp.csv stage-05-preload-calls.csv stage-05-preload-profile.csv
-stage-06 bench, spirals|2|stage-06 bench && stage-06 run|stage-06.csv stage-06-spirals.csv stage-06-boundary.csv stage-06-tape.dot
-stage-07 bench|2|stage-07 bench|stage-07.csv stage-07-breakdown.csv stage-07-memory.csv stage-07-lifetimes.csv stage-07-step.csv
+build, datasets|1|build && datasets|
+stage-01 bench|7|stage-01 bench FULL=1|stage-01.csv
+stage-02 bench, tile sweep|2|stage-02 bench FULL=1 && stage-02 run|stage-02.csv stage-02-sweep.csv
+stage-03 bench|3|stage-03 bench FULL=1|stage-03.csv
+stage-04 bench (with its staircase), blocking|10|stage-04 bench FULL=1 && stage-04 run|stage-04.csv stage-04-blocking.csv stage-04-staircase.csv
+stage-05 bench, scaling, paths|20|stage-05 bench FULL=1 && stage-05 run && stage-05 paths|stage-05.csv stage-05-shapes.csv stage-05-scaling.csv stage-05-paths.csv
+stage-05 strassen|9|stage-05 strassen|stage-05-strassen.csv stage-05-strassen-error.csv
+stage-05 preload|2|stage-05 preload|stage-05-preload.csv stage-05-preload-mlp.csv stage-05-preload-calls.csv stage-05-preload-profile.csv
+stage-06 bench, spirals|1|stage-06 bench && stage-06 run|stage-06.csv stage-06-spirals.csv stage-06-boundary.csv stage-06-tape.dot
+stage-07 bench|1|stage-07 bench|stage-07.csv stage-07-breakdown.csv stage-07-memory.csv stage-07-lifetimes.csv stage-07-step.csv
 stage-07 run|1|stage-07 run|stage-07-train.csv
-stage-07 compare, profile|5|stage-07 compare && stage-07 profile|stage-07-compare.csv stage-07-compare-train.csv stage-07-torch-profile.csv
-stage-07 inspect, seeds|4|stage-07 inspect && stage-07 seeds|stage-07-val.csv stage-07-confusion.csv stage-07-wrong.csv stage-07-templates.csv stage-07-seeds.csv
-stage-08 bench|6|stage-08 bench|stage-08.csv stage-08-layers.csv stage-08-errors.csv stage-08-fusion.csv stage-08-bandwidth.csv stage-08-memory.csv stage-08-lifetimes.csv stage-08-layout.csv
-stage-08 paths|3|stage-08 paths|stage-08-implicit.csv stage-08-winograd.csv
-stage-08 run|4|stage-08 run|stage-08-train.csv
-stage-08 compare, profile|9|stage-08 compare && stage-08 profile|stage-08-compare.csv stage-08-compare-train.csv stage-08-torch-profile.csv
+stage-07 compare, profile|2|stage-07 compare && stage-07 profile|stage-07-compare.csv stage-07-compare-train.csv stage-07-torch-profile.csv
+stage-07 inspect, seeds|1|stage-07 inspect && stage-07 seeds|stage-07-val.csv stage-07-confusion.csv stage-07-wrong.csv stage-07-templates.csv stage-07-seeds.csv
+stage-08 bench|3|stage-08 bench|stage-08.csv stage-08-layers.csv stage-08-errors.csv stage-08-fusion.csv stage-08-bandwidth.csv stage-08-memory.csv stage-08-lifetimes.csv stage-08-layout.csv
+stage-08 paths|2|stage-08 paths|stage-08-implicit.csv stage-08-winograd.csv
+stage-08 run|2|stage-08 run|stage-08-train.csv
+stage-08 compare, profile|11|stage-08 compare && stage-08 profile|stage-08-compare.csv stage-08-compare-train.csv stage-08-torch-profile.csv
 stage-08 decay|2|stage-08 decay|stage-08-decay.csv
-stage-08 memory, inspect|2|stage-08 memory && stage-08 inspect|stage-08-rss-arena.csv stage-08-rss-planned.csv stage-08-filters.csv stage-08-maps.csv stage-08-confusion.csv
-stage-09 bench, run|4|stage-09 bench && stage-09 run|stage-09.csv stage-09-steps.csv stage-09-kernels.csv stage-09-bytes.csv stage-09-train.csv
-stage-09 seeds, kernels|2|stage-09 seeds && stage-09 kernels|stage-09-seeds.csv stage-09-kernels.txt stage-09-graph.dot
+stage-08 memory, inspect|1|stage-08 memory && stage-08 inspect|stage-08-rss-arena.csv stage-08-rss-planned.csv stage-08-filters.csv stage-08-maps.csv stage-08-confusion.csv
+stage-09 bench, run|1|stage-09 bench && stage-09 run|stage-09.csv stage-09-steps.csv stage-09-kernels.csv stage-09-bytes.csv stage-09-train.csv
+stage-09 seeds, kernels|1|stage-09 seeds && stage-09 kernels|stage-09-seeds.csv stage-09-kernels.txt stage-09-graph.dot
 EOF
 }
 
