@@ -154,6 +154,27 @@ int train_fixed_steps(struct trainer *tr, struct nn_model *m, struct optim *o,
     return 0;
 }
 
+double train_time_forward(struct trainer *tr, struct nn_model *m, int warmup, int steps)
+{
+    int dims[2] = {tr->batch, tr->pixels};
+    double start = timer_now();
+    int was = tape_set_recording(tr->tape, 0);
+    for (int i = 0; i < warmup + steps; i++) {
+        if (i == warmup)
+            start = timer_now();
+        tape_clear(tr->tape);
+        struct tensor *x = tensor_from(tr->tape, 2, dims, tr->x, (long)tr->batch * tr->pixels);
+        if (!m->forward(m, tr->tape, x)) {
+            fprintf(stderr, "error: inference: %s\n", tape_error(tr->tape));
+            tape_set_recording(tr->tape, was);
+            return -1;
+        }
+    }
+    double secs = (timer_now() - start) / steps;
+    tape_set_recording(tr->tape, was);
+    return secs;
+}
+
 // --- arena against planned memory ----------------------------------------------
 
 enum { MAX_ROUNDS = 64, MAX_MODES = 2 };

@@ -118,6 +118,12 @@ FILE *train_result_open(const char *path, const struct train_options *o,
 int train_fixed_steps(struct trainer *tr, struct nn_model *m, struct optim *o,
                       const struct dataset_split *s, int steps, int *at, double *data_s);
 
+// For the benchmarks: inference, the forward alone with the tape recording
+// nothing, on the batch tr->x holds (the last one train_fixed_steps made):
+// warmup forwards, then steps timed. Returns the seconds per forward, or -1
+// with the error printed. The tape records afterwards as it did before.
+double train_time_forward(struct trainer *tr, struct nn_model *m, int warmup, int steps);
+
 // For the benchmarks: arena against planned memory. The same model (build
 // makes it alike each time) trained with Adam on one tape per memory mode of
 // modes (enum memory_mode values), on whole batches of s: warmup steps on

@@ -5,8 +5,11 @@
 // elementwise ops and the loss, the optimizer, the data) and what the batch
 // size does to speed. Last, each model with the arena and with planned
 // memory in the same minutes: the step's live and reserved bytes, its time.
+// With --inference, each training row is followed by the forward alone (no
+// tape recording) on the same model and batch: `make compare` races that
+// against PyTorch's no_grad.
 //   bench_mlp [--threads N] [--gemm a,b] [--steps N] [--data NAME]
-//             [--csv FILE] [--breakdown FILE] [--no-sweep] [--quick]
+//             [--csv FILE] [--breakdown FILE] [--no-sweep] [--quick] [--inference]
 //             [--memory arena,planned] [--memory-csv FILE] [--lifetimes FILE]
 //             [--changes FILE] [--rounds N]
 // Writes build/results/stage-07.csv (speed), stage-07-breakdown.csv,
@@ -56,6 +59,7 @@ struct options {
     int steps;                  // timed steps per measurement
     int quick;
     int no_sweep;
+    int inference;              // a NAME-inference row after each training row
     const char *data, *csv, *breakdown;
     struct flag_list memory;  // the memory study's modes (enum memory_mode)
     const char *memory_csv, *lifetimes;
@@ -105,13 +109,15 @@ struct measure {
     double data_s;      // of which turning uint8 into a float batch
     double gemm_s;      // of which GEMMs (only through the timed backend)
     double optim_s;     // one optimizer update, timed alone
+    double infer_s;     // the forward alone, no tape recording (when asked)
 };
 
 // Trains `steps` steps on batches of the dataset in a shuffled order, after
-// a warm-up, and returns the per-step times. -1 on an error (printed).
+// a warm-up, and returns the per-step times; time_optim and time_infer also
+// time the optimizer alone and the forward alone. -1 on an error (printed).
 static int measure(const struct dataset *ds, const char *layers, int batch,
                    const struct gemm_backend *backend, const struct variant *v, int steps,
-                   int time_optim, struct measure *out)
+                   int time_optim, int time_infer, struct measure *out)
 {
     if (!v)
         v = &variants[sizeof variants / sizeof variants[0] - 1];  // as the library runs
@@ -158,6 +164,7 @@ static int measure(const struct dataset *ds, const char *layers, int batch,
         out->data_s = data_s / steps;
         out->gemm_s = gemm_seconds / steps;
         out->optim_s = 0;
+        out->infer_s = 0;
         // The optimizer alone, on the gradients the last step left: the same
         // work as inside a step (train_step runs it once per step).
         if (time_optim) {
@@ -166,6 +173,8 @@ static int measure(const struct dataset *ds, const char *layers, int batch,
                 optim_step(o);
             out->optim_s = (timer_now() - o0) / steps;
         }
+        if (time_infer && (out->infer_s = train_time_forward(&tr, &m, WARMUP_STEPS, steps)) < 0)
+            status = -1;
     }
     trainer_free(&tr);
     optim_free(o);
@@ -173,15 +182,15 @@ static int measure(const struct dataset *ds, const char *layers, int batch,
     return status;
 }
 
-// The matmul FLOPs of a training step per image, for a model given by its
-// sizes.
-static double train_flops(const char *layers)
+// The matmul FLOPs per image of a training step (train 1) or of the forward
+// alone (train 0), for a model given by its sizes.
+static double flops_per_image(const char *layers, int train)
 {
     int sizes[NN_MAX_LAYERS + 1];
     int n = nn_parse_sizes(layers, sizes, NN_MAX_LAYERS + 1);
-    double forward, train;
-    nn_mlp_flops(n, sizes, &forward, &train);
-    return train;
+    double forward, step;
+    nn_mlp_flops(n, sizes, &forward, &step);
+    return train ? step : forward;
 }
 
 static int wanted(const struct options *o, const char *backend)
@@ -196,16 +205,16 @@ static int wanted(const struct options *o, const char *backend)
     return 0;
 }
 
-// One row of the speed CSV and of the table.
+// One row of the speed CSV and of the table: secs per batch of `batch`.
 static void row(FILE *csv, const char *model, const char *backend, int threads, int batch,
-                const struct measure *r, double flops_per_image)
+                double secs, double flops_per_image)
 {
-    double per_epoch = r->step_s * ((double)EPOCH_IMAGES / batch);
-    double images_s = batch / r->step_s;
+    double per_epoch = secs * ((double)EPOCH_IMAGES / batch);
+    double images_s = batch / secs;
     double gflops = flops_per_image * images_s / 1e9;
     struct peak p = peak_get(isa_best(), threads);
     double pct = p.gflops > 0 ? 100.0 * gflops / p.gflops : 0.0;
-    printf("%-14s %-9s %2d  %5d  %9.3f s  %9.0f  %7.1f  %5.1f %%\n", model, backend, threads,
+    printf("%-24s %-9s %2d  %5d  %9.3f s  %9.0f  %7.1f  %5.1f %%\n", model, backend, threads,
            batch, per_epoch, images_s, gflops, pct);
     fflush(stdout);
     if (csv) {
@@ -243,6 +252,9 @@ static int parse(int argc, char **argv, struct options *o)
                               "where the auto backend's epoch goes"));
     flags_add(&f, flag_switch("--no-sweep", &o->no_sweep,
                               "skip the batch sizes sweep of the auto backend"));
+    flags_add(&f, flag_switch("--inference", &o->inference,
+                              "after each training row, the forward alone (no tape) on the same "
+                              "model and batch: a MODEL-inference row"));
     fl = tape_memories_flag(&o->memory);
     fl.help = "the memory modes --memory-csv compares (default: arena,planned)";
     flags_add(&f, fl);
@@ -327,7 +339,7 @@ static int changes_study(const struct options *o, const struct dataset *ds,
         for (int r = 0; r < o->rounds; r++)
             for (int v = 0; v < NV; v++) {
                 struct measure m;
-                if (measure(ds, c->layers, c->batch, be, &variants[v], o->steps, 0, &m) != 0)
+                if (measure(ds, c->layers, c->batch, be, &variants[v], o->steps, 0, 0, &m) != 0)
                     return -1;
                 ms[v][r] = 1e3 * m.step_s;
             }
@@ -376,7 +388,7 @@ int main(int argc, char **argv)
         fprintf(csv, "%s\n", SCHEMA_SPEED);
     printf("training steps of an MLP on %s, Adam, timed over %d steps after %d of warm-up\n",
            ds.name, o.steps, WARMUP_STEPS);
-    printf("%-14s %-9s %2s  %5s  %11s  %9s  %7s  %7s\n", "model", "backend", "th", "batch",
+    printf("%-24s %-9s %2s  %5s  %11s  %9s  %7s  %7s\n", "model", "backend", "th", "batch",
            "s/epoch", "images/s", "GFLOPS", "peak");
 
     for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
@@ -390,10 +402,17 @@ int main(int argc, char **argv)
             for (int t = 0; t < nthreads; t++) {
                 omp_set_num_threads(thread_list[t]);
                 struct measure r;
-                if (measure(&ds, configs[c].layers, configs[c].batch, be, NULL, steps, 0, &r) != 0)
+                if (measure(&ds, configs[c].layers, configs[c].batch, be, NULL, steps, 0,
+                            o.inference, &r) != 0)
                     goto out;
-                row(csv, configs[c].model, be->name, thread_list[t], configs[c].batch, &r,
-                    train_flops(configs[c].layers));
+                row(csv, configs[c].model, be->name, thread_list[t], configs[c].batch, r.step_s,
+                    flops_per_image(configs[c].layers, 1));
+                if (o.inference) {
+                    char name[64];
+                    snprintf(name, sizeof name, "%s-inference", configs[c].model);
+                    row(csv, name, be->name, thread_list[t], configs[c].batch, r.infer_s,
+                        flops_per_image(configs[c].layers, 0));
+                }
             }
         }
     }
@@ -407,9 +426,9 @@ int main(int argc, char **argv)
             if (sweep_batches[i] > ds.train.count)
                 continue;
             if (measure(&ds, c->layers, sweep_batches[i], gemm_backend_find("auto"), NULL,
-                        o.steps, 0, &r) != 0)
+                        o.steps, 0, 0, &r) != 0)
                 goto out;
-            row(csv, c->model, "auto", top, sweep_batches[i], &r, train_flops(c->layers));
+            row(csv, c->model, "auto", top, sweep_batches[i], r.step_s, flops_per_image(c->layers, 1));
         }
     }
 
@@ -427,7 +446,8 @@ int main(int argc, char **argv)
             omp_set_num_threads(threads);
             for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
                 struct measure r;
-                if (measure(&ds, configs[c].layers, configs[c].batch, &timed, NULL, o.steps, 1, &r) != 0)
+                if (measure(&ds, configs[c].layers, configs[c].batch, &timed, NULL, o.steps, 1, 0,
+                            &r) != 0)
                     goto out;
                 double per = (double)EPOCH_IMAGES / configs[c].batch;
                 // The step's time less its GEMMs, optimizer and data: the

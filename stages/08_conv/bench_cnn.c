@@ -538,20 +538,9 @@ static int time_network(const struct dataset *ds, enum conv_path_id path, int fu
     if (status == 0) {
         out->step_s = (timer_now() - start) / steps;
         // Inference: the forward alone on the last batch, recording nothing.
-        tape_set_recording(tr.tape, 0);
-        double t0 = 0;
-        for (int i = 0; i < WARMUP_STEPS + steps && status == 0; i++) {
-            if (i == WARMUP_STEPS)
-                t0 = timer_now();
-            tape_clear(tr.tape);
-            struct tensor *x = tensor_from(tr.tape, 2, (int[]){batch, ds->train.pixels}, tr.x,
-                                           (long)batch * ds->train.pixels);
-            if (!m.forward(&m, tr.tape, x)) {
-                fprintf(stderr, "error: inference: %s\n", tape_error(tr.tape));
-                status = -1;
-            }
-        }
-        out->infer_s = (timer_now() - t0) / steps;
+        out->infer_s = train_time_forward(&tr, &m, WARMUP_STEPS, steps);
+        if (out->infer_s < 0)
+            status = -1;
     }
     trainer_free(&tr);
     optim_free(o);
