@@ -1230,6 +1230,29 @@ Test(train, evaluate_leaves_recording_as_it_found_it)
     train_fixture_free(&f);
 }
 
+// The benchmarks' inference: the forward alone, recording nothing, on the
+// batch in tr.x; it leaves recording as it found it and takes no step.
+Test(train, time_forward_leaves_recording_as_it_found_it)
+{
+    struct train_fixture f;
+    train_fixture_init(&f, "784,32,10", 100, 1, NULL);
+    train_fixture_batch(&f, 0);
+    cr_assert_eq(tape_recording(f.tr.tape), 1);
+    double secs = train_time_forward(&f.tr, &f.m, 1, 2);
+    cr_assert(secs >= 0, "train_time_forward: %g", secs);
+    cr_assert_eq(tape_recording(f.tr.tape), 1, "train_time_forward left recording off");
+    tape_set_recording(f.tr.tape, 0);
+    cr_assert_geq(train_time_forward(&f.tr, &f.m, 0, 1), 0);
+    cr_assert_eq(tape_recording(f.tr.tape), 0, "train_time_forward turned recording on");
+    cr_assert_eq(optim_steps_taken(f.o), 0, "a forward took an optimizer step");
+    // A step still trains after it.
+    tape_set_recording(f.tr.tape, 1);
+    float loss;
+    cr_assert_eq(train_step(f.tr.tape, &f.m, f.o, f.tr.x, f.tr.y, 100, &loss), 0, "%s",
+                 tape_error(f.tr.tape));
+    train_fixture_free(&f);
+}
+
 Test(train, an_epoch_includes_the_last_partial_batch)
 {
     struct train_fixture f;
