@@ -722,7 +722,8 @@ Test(harness, a_race_with_pytorch_marks_slow_rounds_by_the_same_rule)
 }
 
 // A race prints its ratio with the range over the rounds, two significant
-// figures each, leaving out a round whose yardstick ran slow; say="verdict"
+// figures each (three where two would print one number for the range),
+// leaving out a round whose yardstick ran slow; say="verdict"
 // writes faster, slower or within the spread from the same numbers. A file
 // measured before rounds were kept (no yardstick column) gives the ratio
 // alone, and a ratio column is all a race reads. against= holds one race's
@@ -738,6 +739,7 @@ Test(book, a_race_prints_its_ratio_with_the_range_over_rounds)
         "MLP: 2.8×, rounds 2.6–3.1, ours is faster.",
         "CNN: 1.1×, rounds 0.90–1.2, the two are within the spread.",
         "Forward: PyTorch wins.",
+        "Narrow: 1.1×, rounds 1.10–1.15.",
         "Old: 2.8×, faster.",
         "GEMM: 0.98×, rounds 0.95–1.0, within the spread; at 512 slower.",
         "Margins: smaller, larger, larger, level.",

@@ -88,7 +88,8 @@ mark: the `yardstick` and `slow` columns).
 
   where= selects the result row (exactly one); column= is its ratio to the
   peer (vs_openblas, vs_pytorch). It prints the ratio and its range over
-  the rounds, two significant figures each: "2.8×, rounds 2.6–3.1". The
+  the rounds, two significant figures each: "2.8×, rounds 2.6–3.1" (three
+  for a range that two would print as one number: "1.1×, rounds 1.10–1.15"). The
   rounds are the rows where= selects once its kernel= or model= value gets
   /roundN, less those marked slow. A file without the yardstick column
   (measured before rounds were kept), or with one round, gives the ratio
@@ -1567,21 +1568,23 @@ end
 -- ---------------------------------------------------------------------
 -- races: a ratio with its range over rounds
 
--- Two significant figures: 2.8, 0.94, 12, 120.
-local function sig2(x)
+-- n significant figures: with n = 2, 2.8, 0.94, 12, 120.
+local function sig(x, n)
   if x == 0 then return "0" end
-  local digits = 1 - math.floor(math.log(math.abs(x), 10))
+  local digits = n - 1 - math.floor(math.log(math.abs(x), 10))
   local s
   if digits > 0 then
     s = string.format("%." .. digits .. "f", x)
     -- rounding up to the next decade (0.996 -> 1.00) leaves a digit too many
-    if math.abs(tonumber(s)) >= 10 ^ (2 - digits) then s = string.format("%." .. (digits - 1) .. "f", x) end
+    if math.abs(tonumber(s)) >= 10 ^ (n - digits) then s = string.format("%." .. (digits - 1) .. "f", x) end
   else
     local unit = 10 ^ (-digits)
     s = string.format("%.0f", math.floor(x / unit + 0.5) * unit)
   end
   return s
 end
+
+local function sig2(x) return sig(x, 2) end
 
 -- The ratios of the rounds behind a result row: the rows where= selects
 -- once its kernel= or model= value is NAME/roundN, less those whose round
@@ -1665,7 +1668,10 @@ local function race_span(el)
     fail(string.format("%s: race: say= is 'ratio' or 'verdict', not '%s'", label, say))
   end
   if not r.rounds then return pandoc.Str(sig2(value) .. "×") end
-  return pandoc.Str(string.format("%s×, rounds %s–%s", sig2(value), sig2(lo), sig2(hi)))
+  -- A range narrower than two figures show (1.10-1.15) gets a third.
+  local low, high = sig2(lo), sig2(hi)
+  if low == high and lo ~= hi then low, high = sig(lo, 3), sig(hi, 3) end
+  return pandoc.Str(string.format("%s×, rounds %s–%s", sig2(value), low, high))
 end
 
 -- ---------------------------------------------------------------------
