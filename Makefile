@@ -85,10 +85,11 @@ TEST_OBJ := $(BUILD)/obj/$(notdir $(CC))-test$(if $(EMULATE),-emulated-$(EMULATE
 TEST_OBJS := $(patsubst %.c,$(TEST_OBJ)/all/%.o,$(TEST_STAGE_SRCS) $(TEST_SRCS))
 TEST_ALL := $(BUILD)/test-all-$(TEST_TAG)
 
-# The training drivers too, built the same way: the tests of stages 07 and
-# 08 run them on a small set they write (TEST_DRIVERS tells them where).
+# The drivers the stages' tests run, built the same way: each stage's
+# TESTED_DRIVERS (stages 06 to 08), run on small sets the tests write
+# (TEST_DRIVERS tells them where; a test fails when its driver is missing).
 TEST_DRIVER_DIR := $(BUILD)/test-drivers-$(TEST_TAG)
-TEST_DRIVERS := $(TEST_DRIVER_DIR)/run_mlp $(TEST_DRIVER_DIR)/run_cnn
+TEST_DRIVERS := $(addprefix $(TEST_DRIVER_DIR)/,bench_autograd run_mlp bench_mlp run_cnn)
 
 test: test-deps
 	@$(MAKE) --no-print-directory MODE=test test-build
@@ -117,7 +118,9 @@ $(OBJ)/all/%.o: %.c $(FLAGS_STAMP)
 $(TEST_ALL): $(TEST_OBJS) $(COMMON_OBJS)
 	$(CC) $(LDFLAGS) $^ -lcriterion $(LDLIBS) -o $@
 
+$(TEST_DRIVER_DIR)/bench_autograd: $(TEST_OBJ)/all/stages/06_autograd/bench_autograd.o
 $(TEST_DRIVER_DIR)/run_mlp: $(TEST_OBJ)/all/stages/07_mlp/run_mlp.o
+$(TEST_DRIVER_DIR)/bench_mlp: $(TEST_OBJ)/all/stages/07_mlp/bench_mlp.o
 $(TEST_DRIVER_DIR)/run_cnn: $(TEST_OBJ)/all/stages/08_conv/run_cnn.o
 $(TEST_DRIVERS): $(COMMON_OBJS)
 	@mkdir -p $(@D)

@@ -1,8 +1,8 @@
 // Datasets the tests write for themselves: IDX files, the committed sample
 // copied uncompressed (a set datasets/SHA256SUMS knows), a small set of
 // made-up images that no list knows (a reader's own), and a training driver
-// run on them as a reader runs it. Used by tests/test_data.c and the tests
-// of stages 07 and 08.
+// run on them as a reader runs it (run_driver.h). Used by tests/test_data.c
+// and the tests of stages 07 and 08.
 #ifndef OWN_DATA_H
 #define OWN_DATA_H
 
@@ -18,6 +18,7 @@
 #include "checkout.h"
 #include "dataset.h"
 #include "idx.h"
+#include "run_driver.h"
 #include "sha256.h"
 
 static inline void write_file(const char *path, const void *data, size_t n)
@@ -126,41 +127,6 @@ static inline void write_own_set(const char *dir, int train, int test, int rows,
     }
 }
 
-// Runs a training driver (run_mlp, run_cnn: `make test` builds them with the
-// sanitizers and sets TEST_DRIVERS) in dir with args, as a reader types them;
-// its output, stdout and stderr, goes to dir/log. Returns its exit status,
-// or skips the test when the drivers were not built for the tests.
-static inline int run_driver(const char *dir, const char *driver, const char *args)
-{
-    const char *drivers = getenv("TEST_DRIVERS");
-    char path[1024], command[4096];
-    snprintf(path, sizeof path, "%s/%s", drivers ? drivers : "", driver);
-    FILE *f = drivers ? fopen(path, "rb") : NULL;
-    if (f == NULL)
-        cr_skip_test("%s is not built for the tests (`make test` builds it and sets "
-                     "TEST_DRIVERS)",
-                     driver);
-    fclose(f);
-    snprintf(command, sizeof command, "cd '%s' && '%s' %s >log 2>&1", dir, path, args);
-    int rc = system(command);
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
-// The whole of a small text file, NUL-terminated (the caller frees it).
-static inline char *read_text(const char *dir, const char *name)
-{
-    char path[300];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "cannot read %s", path);
-    char *text = calloc(1, 1 << 16);
-    cr_assert_not_null(text);
-    size_t n = fread(text, 1, (1 << 16) - 1, f);
-    text[n] = '\0';
-    fclose(f);
-    return text;
-}
-
 // The lines of text that start with prefix: how many, and the first.
 static inline int lines_starting(const char *text, const char *prefix, const char **first)
 {
@@ -228,13 +194,6 @@ static inline void expect_refusal(const char *dir, const char *driver, const cha
     cr_assert_not_null(strstr(log, want), "'%s' in:\n%s", want, log);
     cr_assert_eq(lines_starting(log, "epoch ", &epoch), 0, "%s", log);
     free(log);
-}
-
-static inline void remove_tree(const char *dir)
-{
-    char command[512];
-    snprintf(command, sizeof command, "rm -rf '%s'", dir);
-    cr_assert_eq(system(command), 0, "%s", command);
 }
 
 // The table of a results file dir/name past its `#` lines: its rows (with a

@@ -16,6 +16,7 @@
 #include "gemm_backend.h"
 #include "mat.h"
 #include "ops.h"
+#include "run_driver.h"
 #include "tape.h"
 #include "vec.h"
 
@@ -1205,4 +1206,44 @@ Test(planner, a_tensor_read_after_its_memory_was_reused_is_an_error)
     }
     mlp_free(&m);
     tape_free(t);
+}
+
+// bench_autograd as `make stage-06 bench` runs it, briefly: every backend
+// and memory mode it measures gives a row with a time, and it exits 0 (a
+// tape it cannot make is an error it names, never a silent gap).
+Test(bench, bench_autograd_measures_every_row, .timeout = 300)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/test06-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    int rc = run_driver(dir, "bench_autograd",
+                        "--quick --threads 1 --reps 2 --batches 64 --csv speed.csv");
+    char *log = read_text(dir, "log");
+    cr_assert_eq(rc, 0, "bench_autograd exited with %d:\n%s", rc, log);
+    free(log);
+    char *csv = read_text(dir, "speed.csv");
+    // Two models × (auto and openblas, and auto again with scalar loops
+    // unless the tape's ISA is scalar) × (arena, planned).
+    int want = 2 * 2 * (tape_config_default().isa == ISA_SCALAR ? 2 : 3);
+    int n = 0, header = 0;
+    for (char *line = strtok(csv, "\n"); line; line = strtok(NULL, "\n")) {
+        if (line[0] == '#')
+            continue;
+        if (!header++) {
+            cr_assert(strncmp(line, "model,batch,backend,isa,threads,step_ms,", 40) == 0, "%s",
+                      line);
+            continue;
+        }
+        char model[64], backend[32], isa[16];
+        int batch, threads;
+        double step_ms, gemm_ms;
+        cr_assert_eq(sscanf(line, "%63[^,],%d,%31[^,],%15[^,],%d,%lf,%lf", model, &batch,
+                            backend, isa, &threads, &step_ms, &gemm_ms),
+                     7, "%s", line);
+        cr_assert(batch == 64 && threads == 1 && step_ms > 0 && gemm_ms > 0, "%s", line);
+        n++;
+    }
+    cr_assert_eq(n, want, "%d rows, not %d", n, want);
+    free(csv);
+    remove_tree(dir);
 }

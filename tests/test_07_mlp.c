@@ -1365,6 +1365,59 @@ Test(train_cli, run_mlp_trains_on_a_set_the_list_does_not_know, .timeout = 300)
     remove_tree(dir);
 }
 
+// bench_mlp --inference, as `make compare` runs it: after each model's
+// training row, its forward alone as MODEL-inference, on the same backend,
+// threads and batch, its GFLOPS counted from the forward's FLOPs.
+Test(train_cli, bench_mlp_inference_row_follows_each_training_row, .timeout = 300)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/test07-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    write_own_set_in(dir, "own", 300, 20, 28, 0, NULL);
+    int rc = run_driver(dir, "bench_mlp", "--data own --gemm auto --no-sweep --inference "
+                                          "--threads 1 --steps 2 --csv speed.csv");
+    char *log = read_text(dir, "log");
+    cr_assert_eq(rc, 0, "bench_mlp exited with %d:\n%s", rc, log);
+    free(log);
+    char *csv = read_text(dir, "speed.csv");
+    const char *want[] = {"784-256-10", "784-256-10-inference", "784-128-64-10",
+                          "784-128-64-10-inference"};
+    const char *layers[] = {"784,256,10", "784,128,64,10"};
+    int n = 0, header = 0;
+    for (char *line = strtok(csv, "\n"); line; line = strtok(NULL, "\n")) {
+        if (line[0] == '#')
+            continue;
+        if (!header++) {
+            cr_assert(strncmp(line, "model,framework,backend,threads,batch,", 38) == 0, "%s",
+                      line);
+            continue;
+        }
+        cr_assert_lt(n, 4, "a fifth row: %s", line);
+        char model[64], backend[32];
+        int threads, batch;
+        double secs, images_s, gflops;
+        cr_assert_eq(sscanf(line, "%63[^,],ours,%31[^,],%d,%d,%lf,%lf,%lf", model, backend,
+                            &threads, &batch, &secs, &images_s, &gflops),
+                     7, "%s", line);
+        cr_assert_str_eq(model, want[n]);
+        cr_assert_str_eq(backend, "auto");
+        cr_assert_eq(threads, 1);
+        cr_assert_eq(batch, n < 2 ? 64 : 256);
+        cr_assert(secs > 0 && images_s > 0 && gflops > 0, "%s", line);
+        int sizes[NN_MAX_LAYERS + 1];
+        int ns = nn_parse_sizes(layers[n / 2], sizes, NN_MAX_LAYERS + 1);
+        double forward, train;
+        nn_mlp_flops(ns, sizes, &forward, &train);
+        double flops = n % 2 ? forward : train;
+        cr_assert_float_eq(gflops * 1e9 / images_s, flops, 0.01 * flops,
+                           "%s: %g FLOPs an image, not %g", line, gflops * 1e9 / images_s, flops);
+        n++;
+    }
+    cr_assert_eq(n, 4, "%d rows", n);
+    free(csv);
+    remove_tree(dir);
+}
+
 // ---------------------------------------------------------------------------
 // What a trained model shows (chapter 7): the validation split, the confusion
 // matrix, the wrong images it was surest of, the first layer as templates.

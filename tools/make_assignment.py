@@ -207,7 +207,7 @@ KIT_FILES = {
         "common/autograd/ops_loss.c", "common/autograd/tape.*", "common/autograd/tape_flags.*",
         "common/autograd/tensor.*",
         "common/autograd/vec*", "tests/golden/autograd_*", "tests/golden.h", "tests/malloc_count.h",
-        "tools/autograd-plot.sh", "tools/spirals-plot.sh", "tools/tape-plot.sh"],
+        "tests/run_driver.h", "tools/autograd-plot.sh", "tools/spirals-plot.sh", "tools/tape-plot.sh"],
     7: ["common/data/*", "common/train.mk", "common/autograd/ops_layer.c", "common/nn/README.md",
         "common/nn/nn.h",
         "common/nn/model.c", "common/nn/mlp.c",
