@@ -60,12 +60,13 @@ compare: build
 # chapter's comparison with its own breakdown: in PyTorch's fastest
 # arrangement, the one `make compare` found (else probed afresh).
 PROFILE_CSV := $(BUILD)/results/stage-$(STAGE)-torch-profile.csv
-profile:
+profile: build
 	@$(ROOT)/tools/deps.sh compare quiet
 	@mkdir -p $(dir $(PROFILE_CSV))
 	@$(pick_fashion); \
 	/usr/bin/python3 $(ROOT)/tools/compare.py --peer $(ROOT)/tools/$(PEER) \
 	  --profile $(PROFILE_CSV) --best-from $(COMPARE_CSV) --data $$set \
+	  --machine '$(BIN)/$(TRAINER) --threads $(COMPARE_THREADS) $(ISA_KNOB)' \
 	  --threads $(COMPARE_THREADS) -- $(PROFILE_RECIPE)
 
 .PHONY: compare run-run profile

@@ -1418,6 +1418,63 @@ Test(train_cli, bench_mlp_inference_row_follows_each_training_row, .timeout = 30
     remove_tree(dir);
 }
 
+// The `#` key of a machine line ("l1d_kib" of "# l1d_kib: 32"), into key.
+static void machine_key(const char *line, char *key, size_t size)
+{
+    size_t n = strcspn(line + 2, ":");
+    snprintf(key, size, "%.*s", (int)n, line + 2);
+}
+
+// run_mlp --machine prints the lines its training CSV starts with, the ones
+// tools/compare.py and tools/preload.py copy into the files they write: the
+// same keys in the same order, and the same values but for what is measured
+// afresh (the clock, the peaks, FMA latency and rate) and the date.
+Test(train_cli, machine_prints_the_lines_a_training_csv_starts_with, .timeout = 300)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/test07-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    write_own_set_in(dir, "own", 120, 40, 28, 0, NULL);
+    int rc = run_driver(dir, "run_mlp", "--data own --layers 784,32,10 --batch 32 --epochs 1 "
+                                        "--threads 1 --csv train.csv");
+    char *log = read_text(dir, "log");
+    cr_assert_eq(rc, 0, "run_mlp exited with %d:\n%s", rc, log);
+    free(log);
+    rc = run_driver(dir, "run_mlp", "--machine --threads 1");
+    char *printed = read_text(dir, "log");
+    cr_assert_eq(rc, 0, "run_mlp --machine exited with %d:\n%s", rc, printed);
+    char *csv = read_text(dir, "train.csv");
+    const char *measured[] = {"clock_ghz", "peak.", "fma_latency_cycles.", "fmas_per_cycle.",
+                              "date"};
+    char *p = printed, *c = csv;
+    int n = 0;
+    while (*p) {
+        char *p_end = strchr(p, '\n'), *c_end = strchr(c, '\n');
+        cr_assert_not_null(p_end, "an unfinished line: %s", p);
+        cr_assert_not_null(c_end, "train.csv ends before the machine line %s", p);
+        *p_end = *c_end = '\0';
+        cr_assert(strncmp(p, "# ", 2) == 0, "not a machine line: %s", p);
+        char pk[64], ck[64];
+        machine_key(p, pk, sizeof pk);
+        machine_key(c, ck, sizeof ck);
+        cr_assert_str_eq(pk, ck, "line %d: --machine has %s where the CSV has %s", n + 1, p, c);
+        int afresh = 0;
+        for (size_t i = 0; i < sizeof measured / sizeof measured[0]; i++)
+            afresh |= strncmp(pk, measured[i], strlen(measured[i])) == 0;
+        if (!afresh)
+            cr_assert_str_eq(p, c, "line %d differs", n + 1);
+        p = p_end + 1;
+        c = c_end + 1;
+        n++;
+    }
+    cr_assert_geq(n, 20, "%d machine lines", n);
+    cr_assert(strncmp(c, "# dataset: own", 14) == 0,
+              "the CSV's line after the machine lines: %.40s", c);
+    free(printed);
+    free(csv);
+    remove_tree(dir);
+}
+
 // ---------------------------------------------------------------------------
 // What a trained model shows (chapter 7): the validation split, the confusion
 // matrix, the wrong images it was surest of, the first layer as templates.

@@ -435,6 +435,39 @@ Test(command_line, good_input_is_parsed)
     cr_assert_eq(o.reps, 7);
 }
 
+// --machine prints the `#` lines the benchmark's CSV starts with (for a
+// tool's own results file) and stops: bench_parse returns 1, as for --help.
+Test(command_line, machine_prints_the_machine_lines_and_stops)
+{
+    struct bench_options o;
+    char *argv[] = {"bench", "--machine", "--threads", "1", "--isa", "scalar", NULL};
+    FILE *saved = stdout, *out = tmpfile();
+    cr_assert_not_null(out);
+    stdout = out;
+    int rc = bench_parse(&test_stage, 6, argv, &o);
+    stdout = saved;
+    cr_assert_eq(rc, 1, "--machine: bench_parse returned %d", rc);
+    char text[8192];
+    rewind(out);
+    size_t n = fread(text, 1, sizeof text - 1, out);
+    text[n] = '\0';
+    fclose(out);
+    char first[128];
+    snprintf(first, sizeof first, "# stage: %s\n", test_stage.name);
+    cr_assert(strncmp(text, first, strlen(first)) == 0, "%s", text);
+    const char *want[] = {"\n# cpu: ", "\n# cores: ", "\n# peak.machine.1: ", "\n# l1d_kib: ",
+                          "\n# compiler: ", "\n# openblas_core: ", "\n# isa: scalar\n",
+                          "\n# commit: ", "\n# date: "};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        cr_assert_not_null(strstr(text, want[i]), "no '%s' in:\n%s", want[i] + 1, text);
+    for (const char *line = text; *line;) {
+        cr_assert(strncmp(line, "# ", 2) == 0, "not a machine line: %s", line);
+        const char *end = strchr(line, '\n');
+        cr_assert_not_null(end, "an unfinished line: %s", line);
+        line = end + 1;
+    }
+}
+
 Test(command_line, an_isa_this_cpu_lacks_is_refused_not_run)
 {
     for (int isa = 0; isa < ISA_COUNT; isa++) {

@@ -37,7 +37,8 @@
 
 With --profile FILE it profiles PyTorch's step (torch.profiler) in the
 fastest arrangement instead: the one --best-from's comparison found, else
-the probes'.
+the probes'. FILE starts with the machine lines of --machine, our program
+(the training driver) that prints them.
 
 It imports no torch itself; the peer runs under /usr/bin/python3, where
 Debian's python3-torch lives.
@@ -173,6 +174,8 @@ def main():
     p.add_argument("--csv")
     p.add_argument("--profile", metavar="FILE")
     p.add_argument("--best-from", metavar="CSV")
+    p.add_argument("--machine", metavar="PROGRAM",
+                   help="with --profile: our program whose --machine heads the profile")
     p.add_argument("recipe", nargs="*", help="after --: the recipe, flags both sides take")
     a = p.parse_args()
     if a.threads < 1 or a.rounds < 1:
@@ -180,6 +183,10 @@ def main():
         sys.exit(2)
     if not a.profile and not (a.ours and a.csv and a.train_csv):
         print("error: a comparison wants --ours, --csv and --train-csv", file=sys.stderr)
+        sys.exit(2)
+    if a.profile and not a.machine:
+        print("error: a profile wants --machine, our program that prints the machine lines",
+              file=sys.stderr)
         sys.exit(2)
     if subprocess.run([PYTHON, "-c", "import torch"], capture_output=True).returncode != 0:
         fail(f"python3-torch does not import in {PYTHON}",
@@ -510,7 +517,15 @@ def profile(a, peer, libs, tmp):
         _, first, second = probe(a, peer, libs, tmp, False)
         best = fastest(first, second, "train")
         print(f"fastest: {best.name}")
-    run(peer + best.flags() + ["--profile", a.profile], best.env(libs), "PyTorch's profile")
+    machine = os.path.join(tmp, "machine.txt")
+    try:
+        lines = schema.machine_lines(a.machine)
+    except RuntimeError as e:
+        fail(str(e), "make builds our programs")
+    with open(machine, "w") as f:
+        f.writelines(lines)
+    run(peer + best.flags() + ["--profile", a.profile, "--machine-lines", machine],
+        best.env(libs), "PyTorch's profile")
     return 0
 
 

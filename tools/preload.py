@@ -30,9 +30,11 @@ profile` does) on OpenBLAS and on the book's GEMM.
 Writes CSV (the NumPy rows: every round and the medians, round "median"),
 CSV with -mlp before .csv (the training rows), -calls (the count, first
 round) and -profile (the profiles), each after the `#` lines naming the
-machine.
+machine, the build and the commit, as --machine (stage 5's bench_parallel)
+prints them.
 
   /usr/bin/python3 tools/preload.py --lib build/lib/libmmblas.so \\
+      --machine 'build/stage-05/bench_parallel --threads 2' \\
       --csv build/results/stage-05-preload.csv --threads 2 --rounds 3
 """
 import argparse
@@ -47,7 +49,7 @@ import tempfile
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ left in tools/
-import torch_peer  # noqa: E402  (machine_lines, shared with the peers)
+import schema  # noqa: E402  (machine_lines: our programs' # lines)
 
 TOOLS = os.path.dirname(os.path.abspath(__file__))
 PYTHON = "/usr/bin/python3"  # Debian's python3-torch imports only from here
@@ -160,6 +162,8 @@ def run(cmd, env, what):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--lib", help="the book's library (build/lib/libmmblas.so)")
+    p.add_argument("--machine", metavar="PROGRAM",
+                   help="our program whose --machine heads every file (stage 5's bench)")
     p.add_argument("--csv", help="the NumPy results; -mlp and -calls files beside it")
     p.add_argument("--sizes", default="256,512,1024,2048")
     p.add_argument("--reps", type=int, default=5)
@@ -190,8 +194,8 @@ def main():
         sys.exit(2)
     if a.worker:
         return numpy_worker(a)
-    if not a.lib or not a.csv:
-        print("error: --lib and --csv are needed", file=sys.stderr)
+    if not a.lib or not a.csv or not a.machine:
+        print("error: --lib, --csv and --machine are needed", file=sys.stderr)
         sys.exit(2)
     if not os.path.exists(a.lib):
         fail(f"{a.lib}: no such library", "make blas builds it")
@@ -244,6 +248,15 @@ def main():
             call_rows.extend((workload,) + c for c in found)
     versions = {}
     tmp = tempfile.mkdtemp(prefix="preload.")
+    # Every file this writes starts with our programs' machine lines; the
+    # profiles of PyTorch's step take them too.
+    try:
+        machine = schema.machine_lines(a.machine)
+    except RuntimeError as e:
+        fail(str(e), "make stage-05 build builds stage 5's programs")
+    machine_file = os.path.join(tmp, "machine.txt")
+    with open(machine_file, "w") as f:
+        f.writelines(machine)
     for r in range(1, a.rounds + 1):
         order = libs if r % 2 == 1 else list(reversed(libs))
         for name, path in order:
@@ -284,7 +297,8 @@ def main():
             print(f"PyTorch's step profiled on {name}", flush=True)
             out = os.path.join(tmp, f"profile-{name}.csv")
             run([PYTHON, os.path.join(TOOLS, "torch_mlp.py"), "--data", a.data, "--threads", "1",
-                 "--profile", out, "--profile-steps", "20" if a.quick else "100"] + MLP_RECIPE,
+                 "--profile", out, "--profile-steps", "20" if a.quick else "100",
+                 "--machine-lines", machine_file] + MLP_RECIPE,
                 env_for(path), f"PyTorch's profile on {name}")
             lines = open(out).read().splitlines()
             step = next(x.split(": ")[1] for x in lines if x.startswith("# step_seconds_profiled"))
@@ -293,7 +307,7 @@ def main():
     versions["numpy"] = subprocess.run([PYTHON, "-c", "import numpy; print(numpy.__version__)"],
                                        capture_output=True, text=True).stdout.strip()
 
-    head = torch_peer.machine_lines()
+    head = list(machine)
     head += [f"# threads: {a.threads}\n", f"# rounds: {a.rounds}\n"]
     head += [f"# {k}: {v}\n" for k, v in sorted(versions.items())]
     arch = sysconfig.get_config_var("MULTIARCH") or "x86_64-linux-gnu"

@@ -23,11 +23,9 @@ a peer says so and exits 0 (PyTorch is a peer, never a dependency).
 """
 import argparse
 import gc
-import glob
 import gzip
 import math
 import os
-import platform
 import resource
 import statistics
 import sys
@@ -178,6 +176,9 @@ def main(doc, batch, epochs, add_args, build):
     p.add_argument("--profile", metavar="FILE",
                    help="instead of training: where a step's time goes, op by op, into FILE")
     p.add_argument("--profile-steps", type=int, default=10)
+    p.add_argument("--machine-lines", metavar="FILE",
+                   help="with --profile: the # lines that head FILE, as a program of ours "
+                        "prints them with --machine")
     add_args(p)
     a = p.parse_args()
     if min(a.batch, a.epochs, a.threads, a.profile_steps, a.infer_steps, a.cores or 1) < 1:
@@ -191,6 +192,20 @@ def main(doc, batch, epochs, add_args, build):
     if a.probe_block <= 0:
         print("error: --probe-block wants seconds above 0", file=sys.stderr)
         sys.exit(2)
+    # A profile is a results file: it starts with the machine lines of our
+    # programs (tools/compare.py and tools/preload.py ask one for them).
+    if a.profile:
+        try:
+            with open(a.machine_lines or "") as f:
+                a.machine = f.readlines()
+        except OSError as e:
+            print(f"error: --profile wants --machine-lines FILE, the # lines a program of ours "
+                  f"prints with --machine ({a.machine_lines or 'none given'}: {e.strerror})",
+                  file=sys.stderr)
+            sys.exit(2)
+        if not a.machine or not all(line.startswith("# ") for line in a.machine):
+            print(f"error: {a.machine_lines} holds no machine lines", file=sys.stderr)
+            sys.exit(2)
     lr = a.lr if a.lr is not None else (1e-3 if a.optim == "adam" else 0.05)
 
     # Debian's torch calls the system OpenBLAS for its matrix products, and
@@ -312,65 +327,6 @@ def main(doc, batch, epochs, add_args, build):
     return 0
 
 
-def machine_lines():
-    """The machine as our drivers' CSVs name it (machine_write in
-    common/base/machine.c): CPU model and family/model, cores, instruction
-    sets, L1 data cache, the commit measured and the run id. The profile runs no driver of ours, and the book needs them to
-    tell which of its machines measured it: two of them share a CPU name,
-    cores and L1d, and differ in the instruction set."""
-    cpu = "unknown CPU"
-    flags = set()
-    ids = {}
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                key, value = key.strip(), value.strip()
-                if key in ("model name", "Model") and value and cpu == "unknown CPU":
-                    cpu = value
-                elif key in ("flags", "Features") and not flags:
-                    flags = set(value.split())
-                elif key in ("cpu family", "model", "stepping") and key not in ids:
-                    ids[key] = value
-    except OSError:
-        pass
-    # As cpu_id() in common/base/cpu.c writes it.
-    cpu_id = "unknown"
-    if "cpu family" in ids and "model" in ids:
-        cpu_id = (f"family {ids['cpu family']}, model {ids['model']}, "
-                  f"stepping {ids.get('stepping', '-1')}")
-    # As isa_best() in common/base/cpu.c picks it.
-    if "avx512f" in flags and "fma" in flags:
-        isa = "avx512"
-    elif "avx2" in flags and "fma" in flags:
-        isa = "avx2"
-    elif platform.machine() == "aarch64":
-        isa = "neon"
-    else:
-        isa = "scalar"
-    isas = ["scalar"] + [i for i in ("avx2", "avx512", "neon") if i == isa or
-                         (i == "avx2" and isa == "avx512")]
-    lines = [f"# cpu: {cpu}\n", f"# cpu_id: {cpu_id}\n", f"# cores: {os.cpu_count()}\n",
-             f"# isas: {','.join(isas)}\n", f"# isa_best: {isa}\n"]
-    for index in sorted(glob.glob("/sys/devices/system/cpu/cpu0/cache/index*")):
-        try:
-            level, kind, size = (open(os.path.join(index, n)).read().strip()
-                                 for n in ("level", "type", "size"))
-        except OSError:
-            continue
-        if level == "1" and kind == "Data" and size.endswith("K"):
-            lines.append(f"# l1d_kib: {int(size[:-1])}\n")
-        elif level == "2" and kind == "Unified" and size.endswith("K"):
-            lines.append(f"# l2_kib: {int(size[:-1])}\n")
-    # The commit measured and the run it is part of, as machine_write gives
-    # them (the Makefiles set RUN_COMMIT; `make reference` sets RUN_ID).
-    lines.append(f"# commit: {os.environ.get('RUN_COMMIT') or 'unknown'}\n")
-    if os.environ.get("RUN_ID"):
-        lines.append(f"# run_id: {os.environ['RUN_ID']}\n")
-    lines.append(time.strftime("# date: %Y-%m-%dT%H:%M:%SZ\n", time.gmtime()))
-    return lines
-
-
 def timed_blocks(run, block_seconds, cutoff):
     """A probe of run(n), which runs n steps: WARMUP steps, then BLOCKS
     blocks of at least BLOCK_STEPS steps and block_seconds each. Returns
@@ -482,7 +438,7 @@ def profile_steps(torch, a, name, dname, backend, run):
     top = ops[:10] + [("(every other op)", sum(s for _, s in ops[10:]))]
     lib = malloc_in_use()
     with open(a.profile, "w") as f:
-        f.writelines(machine_lines())
+        f.writelines(a.machine)
         f.write(f"# torch: {torch.__version__}\n# model: {name}\n# dataset: {dname}\n"
                 f"# threads: {a.threads}\n# arrangement: {backend}\n# malloc.{lib[0]}: {lib[1]}\n"
                 f"# batch: {a.batch}\n# steps: {a.profile_steps}\n"

@@ -439,6 +439,11 @@ struct flag flag_csv(const char **to)
     return flag_output("--csv", "FILE", to, "write the results to FILE (- for stdout)");
 }
 
+struct flag flag_machine(int *to)
+{
+    return flag_switch("--machine", to, "print the # lines its results files start with, and stop");
+}
+
 struct flag flag_data(const char **to)
 {
     return flag_text("--data", "NAME", to,

@@ -109,5 +109,9 @@ struct flag flag_reps(int *to);                // --reps R, 1..100000
 struct flag flag_quick(int *to);               // --quick
 struct flag flag_csv(const char **to);         // --csv FILE
 struct flag flag_data(const char **to);        // --data NAME|DIR
+// --machine: print the `#` lines this program's results files start with
+// (base/machine.c: the machine, the build, the commit) and stop, for a
+// tool whose own results file has no program of ours to write them.
+struct flag flag_machine(int *to);
 
 #endif

@@ -137,9 +137,15 @@ int bench_parse(const struct bench_stage *stage, int argc, char **argv,
                               "add rows to the --csv file (no header, no OpenBLAS rows)"));
     flags_add(&f, flag_text("--tag", "TEXT", &o->tag, "append TEXT to each kernel's name"));
     flags_add(&f, flag_switch("--quick", &o->quick, "the quick sizes and 3 repetitions"));
+    flags_add(&f, flag_machine(&o->machine));
     int rc = flags_parse(&f, argc, argv);
     if (rc != 0)
         return rc;
+    if (o->machine) {
+        machine_write(stdout, stage->name, o->threads, o->isa != ISA_COUNT ? o->isa : isa_best(),
+                      &o->env);
+        return 1;
+    }
     if (sizes.n && shapes)
         return flags_fail(&f, "give --sizes or --shapes, not both");
     if (o->append && (!o->csv || strcmp(o->csv, "-") == 0))

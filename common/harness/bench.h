@@ -68,12 +68,15 @@ struct bench_options {
     int quick;
     int append;       // add rows to an existing CSV: no header, no OpenBLAS rows
     const char *tag;  // appended to kernel names, e.g. "-O0"
+    int machine;      // --machine: bench_parse printed the machine lines
     struct environment env;  // what the environment says (cli/env.h)
 };
 
 // Parses argv into *o. Returns 0, or 2 after printing the problem and the
 // usage to stderr (so `return bench_parse(...)` is a correct exit status),
-// or 1 after printing the usage for --help.
+// or 1 after printing the usage for --help or, for --machine, the `#` lines
+// the CSV would start with (machine_write's, for this stage, --threads and
+// --isa): either way the program has nothing more to do.
 int bench_parse(const struct bench_stage *stage, int argc, char **argv,
                 struct bench_options *o);
 

@@ -44,4 +44,5 @@ void train_flags_add(struct flags *f, struct train_options *o)
                              "after training, the 16 wrong test images it was surest of, as CSV"));
     flags_add(f, flag_switch("--append", &o->append,
                              "add rows to the --csv file instead of starting it afresh"));
+    flags_add(f, flag_machine(&o->machine));
 }

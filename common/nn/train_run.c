@@ -346,8 +346,18 @@ out:
     return status;
 }
 
+int train_write_machine(const struct train_options *o, const char *stage)
+{
+    if (o->threads > 0)
+        omp_set_num_threads((int)o->threads);
+    machine_write(stdout, stage, omp_get_max_threads(), train_options_tape(o).isa, &o->env);
+    return fflush(stdout) != 0;
+}
+
 int train_run(const struct train_options *o, const struct train_model *tm)
 {
+    if (o->machine)
+        return train_write_machine(o, tm->stage);
     char err[4096];
     if (o->threads > 0)
         omp_set_num_threads((int)o->threads);

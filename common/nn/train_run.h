@@ -36,6 +36,7 @@ struct train_options {
     long val;
     const char *confusion;     // --confusion FILE: the test set's confusion matrix
     const char *wrong;         // --wrong FILE: the wrong test images it was surest of
+    int machine;               // --machine: print the machine lines and stop
     struct environment env;    // what the environment says (cli/env.h)
 };
 
@@ -144,9 +145,15 @@ struct memory_study {
 int train_memory_study(const struct memory_study *st, const struct dataset_split *s,
                        const struct flag_list *modes, int threads, FILE *csv, FILE *lifetimes);
 
+// --machine: the `#` lines a training CSV of this stage starts with
+// (machine_write's, on o's threads and ISA), on standard output. Returns
+// the exit status.
+int train_write_machine(const struct train_options *o, const char *stage);
+
 // Loads the data, builds the model (and --load), then trains o->epochs
 // epochs, printing a line and writing a CSV row for each, or with
-// --epochs 0 only evaluates; then --save. Returns the exit status.
+// --epochs 0 only evaluates; then --save. With --machine it only writes the
+// machine lines (train_write_machine). Returns the exit status.
 int train_run(const struct train_options *o, const struct train_model *tm);
 
 #endif

@@ -240,6 +240,8 @@ int main(int argc, char **argv)
     int status = parse(argc, argv, &r);
     if (status)
         return status == 1 ? 0 : status;
+    if (r.t.machine)
+        return train_write_machine(&r.t, "stage-09");
     if (r.t.threads > 0)
         omp_set_num_threads(r.t.threads);
     char name[128];
