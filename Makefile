@@ -229,7 +229,7 @@ help:
 	@echo "                       build/datasets/ (or DATA_DIR=); says where each came from"
 	@echo "  make fuzz-idx        fuzz the IDX reader for FUZZ_SECONDS=60 (clang, libFuzzer)"
 	@echo "  make reference       measure every results file the book reads into plots/data/,"
-	@echo "                       in one run (one run id), about 70 minutes on two cores;"
+	@echo "                       in one run (one run id), about 75 minutes on two cores;"
 	@echo "                       DRY=1 prints the plan, QUICK=1 a short pass into"
 	@echo "                       build/reference-quick/, STEPS=3,7-9 some steps. Its steps:"
 	@tools/reference.sh --plan | sed 's/^/                     /'
