@@ -49,6 +49,23 @@ static inline char *read_text(const char *dir, const char *name)
     return text;
 }
 
+// run_driver for a run that must succeed: the test fails with the driver's
+// log when it exits with anything but 0.
+static inline void run_driver_ok(const char *dir, const char *driver, const char *args)
+{
+    int rc = run_driver(dir, driver, args);
+    char *log = read_text(dir, "log");
+    cr_assert_eq(rc, 0, "%s %s exited with %d:\n%s", driver, args, rc, log);
+    free(log);
+}
+
+// A new scratch directory, /tmp/PREFIX-XXXXXX, its name into dir.
+static inline void make_scratch_dir(char *dir, size_t size, const char *prefix)
+{
+    snprintf(dir, size, "/tmp/%s-XXXXXX", prefix);
+    cr_assert_not_null(mkdtemp(dir), "cannot make %s", dir);
+}
+
 // Removes a scratch directory and all it holds.
 static inline void remove_tree(const char *dir)
 {

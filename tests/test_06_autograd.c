@@ -1214,13 +1214,9 @@ Test(planner, a_tensor_read_after_its_memory_was_reused_is_an_error)
 Test(bench, bench_autograd_measures_every_row, .timeout = 300)
 {
     char dir[64];
-    snprintf(dir, sizeof dir, "/tmp/test06-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-    int rc = run_driver(dir, "bench_autograd",
-                        "--quick --threads 1 --reps 2 --batches 64 --csv speed.csv");
-    char *log = read_text(dir, "log");
-    cr_assert_eq(rc, 0, "bench_autograd exited with %d:\n%s", rc, log);
-    free(log);
+    make_scratch_dir(dir, sizeof dir, "test06");
+    run_driver_ok(dir, "bench_autograd",
+                  "--quick --threads 1 --reps 2 --batches 64 --csv speed.csv");
     char *csv = read_text(dir, "speed.csv");
     // Two models × (auto and openblas, and auto again with scalar loops
     // unless the tape's ISA is scalar) × (arena, planned).

@@ -1371,14 +1371,10 @@ Test(train_cli, run_mlp_trains_on_a_set_the_list_does_not_know, .timeout = 300)
 Test(train_cli, bench_mlp_inference_row_follows_each_training_row, .timeout = 300)
 {
     char dir[64];
-    snprintf(dir, sizeof dir, "/tmp/test07-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
+    make_scratch_dir(dir, sizeof dir, "test07");
     write_own_set_in(dir, "own", 300, 20, 28, 0, NULL);
-    int rc = run_driver(dir, "bench_mlp", "--data own --gemm auto --no-sweep --inference "
-                                          "--threads 1 --steps 2 --csv speed.csv");
-    char *log = read_text(dir, "log");
-    cr_assert_eq(rc, 0, "bench_mlp exited with %d:\n%s", rc, log);
-    free(log);
+    run_driver_ok(dir, "bench_mlp", "--data own --gemm auto --no-sweep --inference "
+                                    "--threads 1 --steps 2 --csv speed.csv");
     char *csv = read_text(dir, "speed.csv");
     const char *want[] = {"784-256-10", "784-256-10-inference", "784-128-64-10",
                           "784-128-64-10-inference"};
@@ -1432,15 +1428,11 @@ static void machine_key(const char *line, char *key, size_t size)
 Test(train_cli, machine_prints_the_lines_a_training_csv_starts_with, .timeout = 300)
 {
     char dir[64];
-    snprintf(dir, sizeof dir, "/tmp/test07-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
+    make_scratch_dir(dir, sizeof dir, "test07");
     write_own_set_in(dir, "own", 120, 40, 28, 0, NULL);
-    int rc = run_driver(dir, "run_mlp", "--data own --layers 784,32,10 --batch 32 --epochs 1 "
-                                        "--threads 1 --csv train.csv");
-    char *log = read_text(dir, "log");
-    cr_assert_eq(rc, 0, "run_mlp exited with %d:\n%s", rc, log);
-    free(log);
-    rc = run_driver(dir, "run_mlp", "--machine --threads 1");
+    run_driver_ok(dir, "run_mlp", "--data own --layers 784,32,10 --batch 32 --epochs 1 "
+                                  "--threads 1 --csv train.csv");
+    int rc = run_driver(dir, "run_mlp", "--machine --threads 1");
     char *printed = read_text(dir, "log");
     cr_assert_eq(rc, 0, "run_mlp --machine exited with %d:\n%s", rc, printed);
     char *csv = read_text(dir, "train.csv");
