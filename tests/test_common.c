@@ -455,9 +455,19 @@ Test(command_line, machine_prints_the_machine_lines_and_stops)
     char first[128];
     snprintf(first, sizeof first, "# stage: %s\n", test_stage.name);
     cr_assert(strncmp(text, first, strlen(first)) == 0, "%s", text);
-    const char *want[] = {"\n# cpu: ", "\n# cores: ", "\n# peak.machine.1: ", "\n# l1d_kib: ",
-                          "\n# compiler: ", "\n# openblas_core: ", "\n# isa: scalar\n",
-                          "\n# commit: ", "\n# date: "};
+    // One line names the whole machine, the same whatever the thread count:
+    // its peaks are there for every count up to the cores, not only --threads.
+    char machine[256], all_cores[64];
+    struct cpu_caches c = cpu_caches();
+    snprintf(machine, sizeof machine, "\n# machine: %s (%s), %d cores, ", cpu_model(), cpu_id(),
+             cpu_count());
+    snprintf(all_cores, sizeof all_cores, "\n# peak.machine.%d: ", cpu_count());
+    char caches[96];
+    snprintf(caches, sizeof caches, ", L1d %ld KiB, L2 %ld KiB, L3 %ld KiB\n", c.l1d / 1024,
+             c.l2 / 1024, c.l3 / 1024);
+    const char *want[] = {machine, caches, "\n# cpu: ", "\n# cores: ", "\n# peak.machine.1: ",
+                          all_cores, "\n# l1d_kib: ", "\n# compiler: ", "\n# openblas_core: ",
+                          "\n# isa: scalar\n", "\n# commit: ", "\n# date: "};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         cr_assert_not_null(strstr(text, want[i]), "no '%s' in:\n%s", want[i] + 1, text);
     for (const char *line = text; *line;) {

@@ -25,6 +25,17 @@ static const char *compiler(void)
 #endif
 }
 
+// Each ISA's measured peak on `threads` threads, then the widest's again as
+// peak.machine.N: what plots and the book hold a GFLOPS figure against.
+static void write_peaks(FILE *f, int threads)
+{
+    for (int isa = 0; isa < ISA_COUNT; isa++)
+        if (isa_supported((enum isa)isa))
+            fprintf(f, "# peak.%s.%d: %.1f\n", isa_name((enum isa)isa), threads,
+                    peak_get((enum isa)isa, threads).gflops);
+    fprintf(f, "# peak.machine.%d: %.1f\n", threads, peak_get(isa_best(), threads).gflops);
+}
+
 void machine_write(FILE *f, const char *stage, int threads, enum isa isa,
                    const struct environment *env)
 {
@@ -32,28 +43,35 @@ void machine_write(FILE *f, const char *stage, int threads, enum isa isa,
     time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     const char *coretype = env ? env->openblas_coretype : NULL;
-    // The clock the peak was computed with, so that clock × FMAs per cycle ×
-    // lanes × 2 in this header gives the peak it prints.
-    fprintf(f, "# stage: %s\n# cpu: %s\n# cpu_id: %s\n# cores: %d\n# isas:", stage, cpu_model(),
-            cpu_id(), cpu_count());
+    struct cpu_caches c = cpu_caches();
+    fprintf(f, "# stage: %s\n", stage);
+    // The machine in one line, the same in every file one machine writes,
+    // whatever was measured on it; the lines after it give each part alone.
+    fprintf(f, "# machine: %s (%s), %d cores,", cpu_model(), cpu_id(), cpu_count());
+    for (int isa = 0, n = 0; isa < ISA_COUNT; isa++)
+        if (isa_supported((enum isa)isa))
+            fprintf(f, "%s%s", n++ ? "+" : " ", isa_name((enum isa)isa));
+    fprintf(f, ", L1d %ld KiB, L2 %ld KiB, L3 %ld KiB\n", c.l1d / 1024, c.l2 / 1024, c.l3 / 1024);
+    fprintf(f, "# cpu: %s\n# cpu_id: %s\n# cores: %d\n# isas:", cpu_model(), cpu_id(),
+            cpu_count());
     for (int isa = 0, n = 0; isa < ISA_COUNT; isa++)
         if (isa_supported((enum isa)isa))
             fprintf(f, "%s%s", n++ ? "," : " ", isa_name((enum isa)isa));
+    // The clock the peak was computed with, so that clock × FMAs per cycle ×
+    // lanes × 2 in this header gives the peak it prints.
     fprintf(f, "\n# clock_ghz: %.2f\n", peak_get(isa_best(), 1).clock_ghz);
-    int counts[2] = {1, threads};
-    for (int c = 0; c < (threads > 1 ? 2 : 1); c++) {
-        for (int isa = 0; isa < ISA_COUNT; isa++)
-            if (isa_supported((enum isa)isa))
-                fprintf(f, "# peak.%s.%d: %.1f\n", isa_name((enum isa)isa), counts[c],
-                        peak_get((enum isa)isa, counts[c]).gflops);
-        fprintf(f, "# peak.machine.%d: %.1f\n", counts[c], peak_get(isa_best(), counts[c]).gflops);
-    }
+    // The peaks on every thread count up to the cores, and on `threads` when it
+    // asks for more: a file measured on one thread names the machine with the
+    // same lines as one measured on all of them.
+    for (int t = 1; t <= cpu_count(); t++)
+        write_peaks(f, t);
+    if (threads > cpu_count())
+        write_peaks(f, threads);
     struct peak p = peak_get(isa_best(), 1);
     fprintf(f, "# fma_latency_cycles.%s: %.2f\n# fmas_per_cycle.%s: %.2f\n", isa_name(p.isa),
             p.fma_latency, isa_name(p.isa), p.fmas_per_cycle);
     // The blocking of the packed GEMM follows from these, so a results file
     // says which caches its numbers were measured with.
-    struct cpu_caches c = cpu_caches();
     fprintf(f, "# l1d_kib: %ld\n# l2_kib: %ld\n# l3_kib: %ld\n", c.l1d / 1024, c.l2 / 1024,
             c.l3 / 1024);
     fprintf(f, "# compiler: %s\n# cflags: %s\n", compiler(), MACHINE_CFLAGS);

@@ -7,9 +7,10 @@
 #include "environment.h"
 
 // Writes the `#` lines that describe this machine and this build at the top of
-// a results file: CPU (model string and family/model), cores, the ISAs it
-// runs, measured clock and peak per ISA and thread
-// count (1 and `threads`), caches, compiler and flags, OpenBLAS's
+// a results file: the machine in one line (`# machine:`), then CPU (model
+// string and family/model), cores, the ISAs it runs, measured clock and peak
+// per ISA and thread count (every count up to the cores, and `threads` when
+// it is more), caches, compiler and flags, OpenBLAS's
 // configuration and core and the OPENBLAS_* variables env holds (NULL:
 // none), isa (the ISA the caller's kernels run on: its context's), the
 // commit measured and the run id (env's run_commit and run_id), the date.
