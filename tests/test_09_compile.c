@@ -826,7 +826,8 @@ Test(compiled_mlp, a_step_is_nine_kernels_and_moves_fewer_bytes_than_one_per_op,
 
 // The kernels chapter 10 quotes are the ones the generator writes now:
 // plots/data/stage-09-kernels.txt (make stage-09 kernels writes a fresh one
-// into build/results/), every line but those naming a file in the cache.
+// into build/results/), every line but the machine lines and those naming a
+// file in the cache.
 static char *read_text(FILE *f, long *len)
 {
     char *text = NULL;
@@ -841,14 +842,15 @@ static char *read_text(FILE *f, long *len)
     return text;
 }
 
-// The next line of *p that does not name a cache file ("// ---- "), or NULL.
+// The next line of *p that neither names a cache file ("// ---- ") nor is
+// one of the machine lines the file starts with ("# "), or NULL.
 static const char *next_line(const char **p, int *len)
 {
     while (**p) {
         const char *line = *p, *end = strchr(line, '\n');
         *len = end ? (int)(end - line) : (int)strlen(line);
         *p = end ? end + 1 : line + *len;
-        if (strncmp(line, "// ---- ", 8) != 0)
+        if (strncmp(line, "// ---- ", 8) != 0 && strncmp(line, "# ", 2) != 0)
             return line;
     }
     return NULL;

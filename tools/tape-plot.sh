@@ -11,7 +11,9 @@ set -eu
 [ $# -eq 2 ] || { echo "usage: tools/tape-plot.sh IN.dot OUT_BASENAME" >&2; exit 2; }
 in=$1; out=$2
 [ -r "$in" ] || { echo "error: tape-plot.sh: cannot read $in" >&2; exit 1; }
-kind=$(head -n 1 "$in" | sed -n 's/^digraph \(tape\|lazy\) .*/\1/p')
+# The file starts with the machine lines of every results file ("# ...",
+# which Graphviz skips); the graph begins on the first line after them.
+kind=$(grep -v '^#' "$in" | head -n 1 | sed -n 's/^digraph \(tape\|lazy\) .*/\1/p')
 [ -n "$kind" ] ||
     { echo "error: tape-plot.sh: $in is not a graph written by run_spirals --dot or run_compiled --dot" >&2; exit 1; }
 mkdir -p "$(dirname "$out")"
@@ -30,6 +32,7 @@ if [ "$kind" = tape ]; then
     # <- 200×2  -> 1".
     title='The tape, newest node first (tape_backward walks it in this order)'
     awk '
+        /^#/ { next }
         / \[shape=ellipse/ { id = $1; match($0, /label="[^"]*"/); lab[id] = substr($0, RSTART + 7, RLENGTH - 8) }
         / \[shape=box/ { match($0, /label="[^"]*"/); op[$1] = substr($0, RSTART + 7, RLENGTH - 8); order[++n] = $1 }
         / -> / { sub(/;$/, "", $3); if ($1 ~ /^n/) outs[$1] = lab[$3]; else ins[$3] = ins[$3] (ins[$3] == "" ? "" : ", ") lab[$1] }
@@ -39,6 +42,7 @@ else
     # One line per node, in the order the graph made them: "n9  add  64×256  <- n7, n8".
     title='The graph, one node a line, inputs first (each node lists the nodes it reads)'
     awk '
+        /^#/ { next }
         / \[label=/ { id = $1; match($0, /label="[^"]*"/); lab[id] = substr($0, RSTART + 7, RLENGTH - 8)
                       sub(/\\n/, "  ", lab[id]); order[++n] = id }
         / -> / { sub(/;$/, "", $3); ins[$3] = ins[$3] (ins[$3] == "" ? "" : ", ") $1 }

@@ -235,9 +235,13 @@ int main(int argc, char **argv)
         if (curve && (step == 1 || step % (steps / 100 > 0 ? steps / 100 : 1) == 0))
             fprintf(curve, "%ld,%.6f,%.4f\n", step, loss->data[0], accuracy(logits, labels));
         if (dot && step == 1) {
-            FILE *g = strcmp(dot, "-") == 0 ? stdout : fopen(dot, "w");
+            // The machine lines first, as in every results file: Graphviz
+            // skips lines that start with `#`.
+            FILE *g = results_open(dot, "stage-06", cpu_count(), tape_config_default().isa, &env,
+                                   0, NULL);
             if (!g || tape_write_dot(t, g) != 0 || results_close(g, dot, 0) != 0) {
-                fprintf(stderr, "error: cannot write %s\n", dot);
+                if (g)
+                    fprintf(stderr, "error: cannot write %s\n", dot);
                 status = 1;
                 break;
             }

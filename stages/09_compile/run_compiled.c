@@ -23,6 +23,7 @@
 #include "compiled_mlp.h"
 #include "flags.h"
 #include "gemm_backend.h"
+#include "machine.h"
 #include "progress.h"
 #include "schemas.h"
 #include "train.h"
@@ -163,27 +164,24 @@ static int run_compiled(const struct run *r, const char *name)
         lazy_program_dump(c.train, "step", stdout);
         lazy_program_dump(c.eval, "eval", stdout);
     }
+    // Both files start with the machine lines of every results file: the
+    // kernels' byte counts follow from the caches, and Graphviz skips `#` lines.
     if (r->kernels_out) {
-        FILE *f = fopen(r->kernels_out, "w");
-        if (!f) {
-            fprintf(stderr, "error: cannot write %s\n", r->kernels_out);
+        FILE *f = results_open(r->kernels_out, "stage-09", threads, config.isa, &o->env, 0, NULL);
+        if (!f)
             goto out;
-        }
         compiled_mlp_kernels(&c, name, f);
-        if (fclose(f) != 0) {
-            fprintf(stderr, "error: cannot write %s\n", r->kernels_out);
+        if (results_close(f, r->kernels_out, 0) != 0)
             goto out;
-        }
         printf("the generated kernels: %s\n", r->kernels_out);
     }
     if (r->dot) {
-        FILE *f = fopen(r->dot, "w");
-        if (!f) {
-            fprintf(stderr, "error: cannot write %s\n", r->dot);
+        FILE *f = results_open(r->dot, "stage-09", threads, config.isa, &o->env, 0, NULL);
+        if (!f)
             goto out;
-        }
         compiled_mlp_dot(&c, f);
-        fclose(f);
+        if (results_close(f, r->dot, 0) != 0)
+            goto out;
         printf("the first layer's graph: %s (dot -Tsvg %s)\n", r->dot, r->dot);
     }
     fflush(stdout);
