@@ -947,7 +947,7 @@ local function signature(t)
       if k:match("^peak%." .. isa .. "%.") then s.isa = isa break end
     end
   end
-  s.l1d = tonumber(m.l1d_kib) or (tonumber(m.l1d_bytes) and tonumber(m.l1d_bytes) / 1024)
+  s.l1d = tonumber(m.l1d_kib)
   return s
 end
 

@@ -5,7 +5,7 @@
 #   tools/sweep-plot.sh IN.csv OUT_BASENAME
 #
 # writes OUT_BASENAME.svg and OUT_BASENAME.png. IN.csv is what run_sweep
-# writes: '#' lines (l1d_bytes, l2_bytes, l3_bytes, n, cpu, ...), then
+# writes: '#' lines (l1d_kib, l2_kib, l3_kib, n, cpu, ...), then
 # shape,tile,mb,nb,kb,working_set_bytes,gflops
 # (columns are found by name). One line per shape.
 set -eu
@@ -65,7 +65,7 @@ END {
         else t = sname[k]
         print "sname[" k "] = " q(t) > varsfile
     }
-    printf "l1 = %s\nl2 = %s\nl3 = %s\n", meta["l1d_bytes"] + 0, meta["l2_bytes"] + 0, meta["l3_bytes"] + 0 > varsfile
+    printf "l1 = %s\nl2 = %s\nl3 = %s\n", meta["l1d_kib"] * 1024, meta["l2_kib"] * 1024, meta["l3_kib"] * 1024 > varsfile
     printf "xmin = %s\nxmax = %s\nymax = %s\n", xmin, xmax, ymax > varsfile
     t1 = "stage 02: GFLOPS of matmul_tiled by block working set"
     if ("n" in meta) t1 = t1 ", n = " meta["n"]

@@ -21,15 +21,15 @@
 static const int sides[] = {8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024};
 enum { WIDE_NB = 256 };
 
-// The machine lines of every results file, then the sweep's own: the size
-// and the caches in bytes, which the plot marks.
+// The machine lines of every results file (their l1d_kib, l2_kib and l3_kib
+// are the caches the plot marks), then the sweep's own: the size, and whether
+// the cache sizes were assumed because the system did not report them.
 static void write_header(FILE *f, int n, struct cpu_caches c, enum isa isa,
                          const struct environment *env)
 {
     machine_write(f, "stage-02-sweep", 1, isa, env);
     fprintf(f, "# n: %d\n", n);
-    fprintf(f, "# l1d_bytes: %ld\n# l2_bytes: %ld\n# l3_bytes: %ld\n# caches_assumed: %d\n",
-            c.l1d, c.l2, c.l3, c.assumed);
+    fprintf(f, "# caches_assumed: %d\n", c.assumed);
     fprintf(f, "shape,tile,mb,nb,kb,working_set_bytes,gflops\n");
 }
 
